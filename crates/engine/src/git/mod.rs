@@ -1,0 +1,1 @@
+//! The read-only git toolset: validators and argv shapes.

@@ -1,0 +1,3 @@
+use napi_derive::napi;
+#[napi]
+pub fn hello() -> u32 { engine::hello() }
