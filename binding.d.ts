@@ -9,4 +9,223 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-export declare function hello(): number
+/** Resolve when settled, or with the current status after `timeoutMs`. */
+export declare function awaitCommand(hostId: number, taskId: string, timeoutMs?: number | undefined | null): Promise<NativeStatus>
+
+/** The label and session a host bank call needs: `[label, sessionId]`. */
+export declare function bankRequest(taskId: string): [string, string]
+
+/** Throw unless the host configured the git tools. */
+export declare function checkGit(hostId: number): void
+
+/** Check raw `runGitCommand` args: an array of strings without NUL. */
+export declare function checkGitArgs(args: unknown): Array<string>
+
+/** Check a page request and return `[stream, offset, limit]` normalised. */
+export declare function checkPage(page: unknown): [string, number, number]
+
+/** Validate a policy without storing it (for `startCommandWithPolicy`). */
+export declare function checkPolicy(policy: unknown): void
+
+/** Validate a signal name (the adapter checks before it waits). */
+export declare function checkSignal(signal: unknown): void
+
+/** Throw the unknown-task error if the host has no such command. */
+export declare function checkTask(hostId: number, taskId: unknown): string
+
+/** Check `{ timeoutMs? }` of an await; returns the wait bound in ms. */
+export declare function checkWait(opts?: unknown | undefined | null): number | null
+
+/** Check a `{ offset?, limit? }` request; returns `[offset, limit]` normalised. */
+export declare function checkWindow(window: unknown): [number, number]
+
+/** Counters of a host's session (its default session when none is named). */
+export declare function commandCounts(hostId: number, sessionId?: string | undefined | null): NativeCounts
+
+/** The live status (synchronous); a settled command is marked looked at. */
+export declare function commandStatus(hostId: number, taskId: string): NativeStatus
+
+/**
+ * The host bank's answer for both streams: each a value the bank resolved
+ * to, or the reason it failed.
+ */
+export declare function completeBanking(taskId: string, stdout: unknown, stdoutError: string | undefined | null, stderr: unknown, stderrError?: string | undefined | null): boolean
+
+/** Validate and store a host's git settings. */
+export declare function configureGit(hostId: number, options: unknown): NativeGitSettings
+
+/** The host's default session id. */
+export declare function defaultSession(hostId: number): string
+
+/** Resolve with a git run's result once it settled. */
+export declare function gitResult(hostId: number, taskId: string): Promise<NativeGitResult>
+
+/** Build a git tool's args from a model's params (values, never flags). */
+export declare function gitToolArgs(hostId: number, tool: string, params: unknown): Array<string>
+
+/**
+ * Connect the engine to the adapter: `listener(kind, taskId)` hears `"bank"`
+ * (bank both streams, then call `completeBanking`) and `"settled"`.
+ * Also installs the exit hook that stops every command when this Node
+ * environment is torn down.
+ */
+export declare function init(listener: (arg0: string, arg1: string) => void): void
+
+/** Terminate every unsettled command of the host; resolves with how many were signalled. */
+export declare function killAllCommands(hostId: number): Promise<number>
+
+/** Kill a command (default SIGTERM, SIGKILL after the grace) and resolve with its status. */
+export declare function killCommand(hostId: number, taskId: string, signal?: string | undefined | null): Promise<NativeStatus>
+
+/** The host's commands, oldest first. */
+export declare function listCommands(hostId: number, filter?: unknown | undefined | null): Array<NativeListEntry>
+
+/** A stream's whole log decoded as UTF-8 (what the host's bank is given). */
+export declare function logText(taskId: string, stream: string): Promise<string>
+
+/** A page of a built-in artifact. */
+export interface NativeArtifactPage {
+  artifactId: string
+  content: string
+  offset: number
+  limit: number
+  totalSize: number
+  hasMore: boolean
+}
+
+/** A banked stream. */
+export interface NativeArtifactRef {
+  artifactId: string
+  label: string
+  kind: string
+  sizeBytes: number
+  preview: string
+  readBackHint: string
+}
+
+/** `{ running, finished }`. */
+export interface NativeCounts {
+  running: number
+  finished: number
+}
+
+/** The result of one git run. */
+export interface NativeGitResult {
+  command: Array<string>
+  ok: boolean
+  exitCode?: number
+  state: string
+  preview: string
+  output: NativeArtifactRef
+  readBackHint: string
+  stderrPreview?: string
+}
+
+/** The git settings in force. */
+export interface NativeGitSettings {
+  repoRoot: string
+  timeoutMs: number
+  maxOutputBytes: number
+  previewChars: number
+  gitExecutable: string
+}
+
+/** What a start returns. */
+export interface NativeHandle {
+  taskId: string
+  argv: Array<string>
+  startedAt: number
+}
+
+/** One row of the list. */
+export interface NativeListEntry {
+  taskId: string
+  label: string
+  argv: Array<string>
+  cwd: string
+  state: string
+  startedAt: number
+  running: boolean
+  exitCode?: number
+  signal?: string
+  killed: boolean
+}
+
+/** What `readNewBackgroundCommandOutput` returns. */
+export interface NativeNewOutput {
+  taskId: string
+  stream: string
+  content: string
+  offset: number
+  totalSize: number
+  hasMore: boolean
+  state: string
+  running: boolean
+}
+
+/** A page of output (content may hold half a surrogate pair, as `slice` would). */
+export interface NativePage {
+  taskId: string
+  stream: string
+  content: string
+  offset: number
+  limit: number
+  totalSize: number
+  hasMore: boolean
+}
+
+/** A command's status. */
+export interface NativeStatus {
+  taskId: string
+  label: string
+  state: string
+  exitCode?: number
+  signal?: string
+  durationMs: number
+  stdoutBytes: number
+  stderrBytes: number
+  stdout?: NativeArtifactRef
+  stderr?: NativeArtifactRef
+  tailPreview: string
+  error?: string
+}
+
+/** The whole text of a built-in artifact. */
+export declare function readArtifact(artifactId: string): Promise<string>
+
+/** One page of a stream. */
+export declare function readCommandOutput(hostId: number, taskId: string, stream: string, offset: number, limit: number): Promise<NativePage>
+
+/** What a stream gained since the previous call for that stream. */
+export declare function readNewOutput(hostId: number, taskId: string, stream?: string | undefined | null): NativeNewOutput
+
+/** A new host id (the adapter keeps the host object → id map). */
+export declare function registerHost(): number
+
+/** One page of a built-in artifact. */
+export declare function retrieveArtifact(artifactId: string, offset: number, limit: number): Promise<NativeArtifactPage>
+
+/** Counters of a session across all hosts. */
+export declare function sessionCounts(sessionId: string): NativeCounts
+
+/** Validate and store a host's command policy. */
+export declare function setPolicy(hostId: number, policy: unknown): void
+
+/** Send SIGTERM without waiting (`abort`), or for a disposed host (`dispose`). */
+export declare function signalCommand(hostId: number, taskId: string, reason: string): boolean
+
+/**
+ * Start a command: every check of the contract in order, then the handle.
+ * `policy` overrides the host's for this call; `allowlist` is the policy's
+ * hook (called once with argv and the real cwd).
+ */
+export declare function startCommand(hostId: number, argv: unknown, options: unknown, policy: unknown | undefined | null, allowlist: ((arg0: Array<string>, arg1: string) => unknown) | undefined | null, tmpdir: string, contextSession: string | undefined | null, hostBanks: boolean): NativeHandle
+
+/**
+ * Start git with the hardened prefix, the replaced environment and the
+ * host's git settings; returns the run's task id.
+ */
+export declare function startGit(hostId: number, args: Array<string>, sessionId: string | undefined | null, tmpdir: string, hostBanks: boolean): string
+
+/** Stop every command of every host now (the host process is exiting). */
+export declare function terminateAll(): void

@@ -1,1 +1,900 @@
 //! UTF-8 → UTF-16 decoding exactly as Node decodes, and windows over log files.
+//!
+//! A command's output is stored as raw bytes in a log file. JS callers see it
+//! as the string `buffer.toString("utf8")` would give: every maximal ill-formed
+//! subpart becomes one U+FFFD (the same rule as [`String::from_utf8_lossy`]),
+//! and positions are UTF-16 code units, like `String.prototype.slice`.
+//!
+//! [`Utf16Index`] is fed the bytes as they are captured and keeps a sparse
+//! list of checkpoints (one per [`CHECKPOINT_BYTES`] of input), so that
+//! [`read_window`] only decodes from the nearest checkpoint instead of from the
+//! start of the file.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// Approximate distance in input bytes between two checkpoints of a
+/// [`Utf16Index`].
+pub const CHECKPOINT_BYTES: u64 = 64 * 1024;
+
+/// Size of the positional reads done by [`read_window`].
+const READ_CHUNK: u64 = 64 * 1024;
+
+/// The replacement character as one UTF-16 code unit.
+const REPLACEMENT_UNIT: u16 = 0xFFFD;
+
+/// True for UTF-8 continuation bytes (`0x80..=0xBF`).
+#[inline(always)]
+fn is_continuation(b: u8) -> bool {
+    (b as i8) < -0x40
+}
+
+/// UTF-16 contribution of one byte of *valid* UTF-8: 1 for a byte that starts
+/// a character, 1 more for a lead byte of a 4-byte (astral) character, 0 for a
+/// continuation byte.
+#[inline(always)]
+fn units_of_byte(b: u8) -> u8 {
+    ((b as i8) >= -0x40) as u8 + (b >= 0xF0) as u8
+}
+
+/// Number of UTF-16 code units in the decoding of `valid`, which must be
+/// well-formed UTF-8. Branch-free; blocks of 64 bytes are summed in a `u8`
+/// (at most 128 per block) so the compiler can keep wide vector lanes.
+#[inline]
+fn utf16_units(valid: &[u8]) -> u64 {
+    let mut total = 0u64;
+    let mut blocks = valid.chunks_exact(64);
+    for block in &mut blocks {
+        let mut n = 0u8;
+        for &b in block {
+            n += units_of_byte(b);
+        }
+        total += u64::from(n);
+    }
+    for &b in blocks.remainder() {
+        total += u64::from(units_of_byte(b));
+    }
+    total
+}
+
+/// One step of the decoding, as handed to a [`Utf8Decoder`] sink.
+enum Piece<'a> {
+    /// A run of well-formed UTF-8 (complete characters only).
+    Text(&'a [u8]),
+    /// A maximal ill-formed subpart of this many bytes: one U+FFFD.
+    Invalid(usize),
+}
+
+/// Streaming UTF-8 decoder with the same replacement rule as
+/// [`String::from_utf8_lossy`]. It holds back at most 3 bytes of a trailing
+/// sequence that may still be completed by the next chunk.
+#[derive(Debug, Clone, Default)]
+struct Utf8Decoder {
+    pending: [u8; 4],
+    pending_len: usize,
+}
+
+impl Utf8Decoder {
+    /// Decode `chunk`, which continues whatever was fed before, calling `sink`
+    /// for every piece in order.
+    #[inline]
+    fn feed<F: FnMut(Piece<'_>)>(&mut self, mut chunk: &[u8], sink: &mut F) {
+        // Complete (or reject) a held-back sequence one byte at a time.
+        while self.pending_len > 0 {
+            let Some((&b, rest)) = chunk.split_first() else {
+                return;
+            };
+            let held = self.pending_len;
+            self.pending[held] = b;
+            match std::str::from_utf8(&self.pending[..=held]) {
+                Ok(_) => {
+                    self.pending_len = 0;
+                    chunk = rest;
+                    sink(Piece::Text(&self.pending[..=held]));
+                }
+                Err(e) if e.error_len().is_none() => {
+                    // Still a valid prefix; at most 3 bytes since a 4-byte
+                    // prefix would be a whole character.
+                    self.pending_len = held + 1;
+                    chunk = rest;
+                }
+                Err(_) => {
+                    // The held bytes were a valid prefix that `b` cannot
+                    // continue: they are one maximal subpart. `b` itself is
+                    // not consumed; it starts whatever comes next.
+                    self.pending_len = 0;
+                    sink(Piece::Invalid(held));
+                }
+            }
+        }
+        // Fast path: validate the rest of the chunk in place.
+        loop {
+            match std::str::from_utf8(chunk) {
+                Ok(_) => {
+                    if !chunk.is_empty() {
+                        sink(Piece::Text(chunk));
+                    }
+                    return;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if valid > 0 {
+                        sink(Piece::Text(&chunk[..valid]));
+                    }
+                    match e.error_len() {
+                        Some(bad) => {
+                            sink(Piece::Invalid(bad));
+                            chunk = &chunk[valid + bad..];
+                        }
+                        None => {
+                            let tail = &chunk[valid..];
+                            self.pending[..tail.len()].copy_from_slice(tail);
+                            self.pending_len = tail.len();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// End of input: a held-back incomplete sequence becomes one U+FFFD.
+    fn finish<F: FnMut(Piece<'_>)>(&mut self, sink: &mut F) {
+        if self.pending_len > 0 {
+            let held = self.pending_len;
+            self.pending_len = 0;
+            sink(Piece::Invalid(held));
+        }
+    }
+}
+
+/// Counters and checkpoints of a [`Utf16Index`], kept apart from the decoder
+/// so the decoder's sink can borrow them while the decoder runs.
+#[derive(Debug, Clone)]
+struct Tally {
+    committed_bytes: u64,
+    committed_units: u64,
+    /// Byte offset at or after which the next checkpoint is recorded.
+    next_checkpoint: u64,
+    every: u64,
+    checkpoints: Vec<(u64, u64)>,
+}
+
+impl Tally {
+    #[inline]
+    fn piece(&mut self, piece: Piece<'_>) {
+        match piece {
+            Piece::Text(text) => self.text(text),
+            Piece::Invalid(bad) => {
+                self.committed_bytes += bad as u64;
+                self.committed_units += 1;
+                if self.committed_bytes >= self.next_checkpoint {
+                    self.checkpoint();
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn text(&mut self, mut text: &[u8]) {
+        loop {
+            // Always > 0: `next_checkpoint` is moved past `committed_bytes`
+            // whenever a checkpoint is recorded.
+            let room = self.next_checkpoint - self.committed_bytes;
+            if (text.len() as u64) < room {
+                self.committed_units += utf16_units(text);
+                self.committed_bytes += text.len() as u64;
+                return;
+            }
+            // Cut at the first character boundary at or after the target.
+            let mut cut = room as usize;
+            while cut < text.len() && is_continuation(text[cut]) {
+                cut += 1;
+            }
+            let (head, rest) = text.split_at(cut);
+            self.committed_units += utf16_units(head);
+            self.committed_bytes += head.len() as u64;
+            self.checkpoint();
+            text = rest;
+        }
+    }
+
+    fn checkpoint(&mut self) {
+        self.checkpoints
+            .push((self.committed_bytes, self.committed_units));
+        self.next_checkpoint = self.committed_bytes + self.every;
+    }
+}
+
+/// Incremental decoder state and checkpoint index for one stream's log.
+///
+/// Feed it every byte appended to the log, in order, with [`push`](Self::push)
+/// (after the bytes are written to the file, so readers never ask for bytes
+/// the file does not hold yet). It remembers `(byte_offset, unit_offset)`
+/// pairs at character boundaries about every [`CHECKPOINT_BYTES`] of input,
+/// i.e. 16 bytes of memory per 64 KiB of log.
+#[derive(Debug, Clone)]
+pub struct Utf16Index {
+    decoder: Utf8Decoder,
+    bytes_seen: u64,
+    tally: Tally,
+}
+
+impl Default for Utf16Index {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Utf16Index {
+    /// An empty index with a checkpoint every [`CHECKPOINT_BYTES`].
+    pub fn new() -> Self {
+        Self::with_interval(CHECKPOINT_BYTES)
+    }
+
+    /// An empty index with a checkpoint about every `bytes` bytes (tests use
+    /// small intervals so checkpoints are exercised with small inputs).
+    #[cfg(test)]
+    pub fn with_checkpoint_every(bytes: u64) -> Self {
+        Self::with_interval(bytes)
+    }
+
+    fn with_interval(every: u64) -> Self {
+        let every = every.max(1);
+        Self {
+            decoder: Utf8Decoder::default(),
+            bytes_seen: 0,
+            tally: Tally {
+                committed_bytes: 0,
+                committed_units: 0,
+                next_checkpoint: every,
+                every,
+                checkpoints: vec![(0, 0)],
+            },
+        }
+    }
+
+    /// Feed bytes in the order they were appended to the log file.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.bytes_seen += chunk.len() as u64;
+        let tally = &mut self.tally;
+        self.decoder.feed(chunk, &mut |piece| tally.piece(piece));
+    }
+
+    /// Bytes fed so far.
+    pub fn bytes_seen(&self) -> u64 {
+        self.bytes_seen
+    }
+
+    /// Bytes fully decoded: [`bytes_seen`](Self::bytes_seen) minus a trailing
+    /// incomplete UTF-8 sequence (0..=3 bytes) held back until more bytes
+    /// arrive.
+    pub fn committed_bytes(&self) -> u64 {
+        self.tally.committed_bytes
+    }
+
+    /// UTF-16 length of the decoding of the committed bytes.
+    pub fn committed_units(&self) -> u64 {
+        self.tally.committed_units
+    }
+
+    /// UTF-16 length if the stream ended now: [`committed_units`](Self::committed_units)
+    /// plus 1 when a held-back incomplete sequence exists (it decodes to one
+    /// U+FFFD at end of input).
+    pub fn final_units(&self) -> u64 {
+        self.tally.committed_units + u64::from(self.decoder.pending_len > 0)
+    }
+
+    /// The last checkpoint whose unit offset is `<= unit`, as
+    /// `(byte_offset, unit_offset)`. Checkpoints sit at character boundaries
+    /// (decoding may restart there), roughly every [`CHECKPOINT_BYTES`] of
+    /// input; `(0, 0)` is always one.
+    pub fn checkpoint_at_or_before(&self, unit: u64) -> (u64, u64) {
+        let cps = &self.tally.checkpoints;
+        // cps[0] is (0, 0), so the partition point is at least 1.
+        let after = cps.partition_point(|&(_, u)| u <= unit);
+        cps[after.saturating_sub(1)]
+    }
+
+    /// Release spare capacity (called when the stream is finished).
+    pub fn shrink(&mut self) {
+        self.tally.checkpoints.shrink_to_fit();
+    }
+
+    #[cfg(test)]
+    fn checkpoints(&self) -> &[(u64, u64)] {
+        &self.tally.checkpoints
+    }
+}
+
+/// One window of a log, in UTF-16 code units.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Window {
+    /// The code units of the window (may begin with a low surrogate or end
+    /// with a high surrogate when the window cuts a pair, as `slice` does).
+    pub content: Vec<u16>,
+    /// UTF-16 length of the whole decoded log the window was taken from.
+    pub total_units: u64,
+}
+
+/// Fill `buf` from `file` at `offset`, failing with `UnexpectedEof` if the
+/// file is shorter.
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    file.read_exact_at(buf, offset)
+}
+
+/// Read units `[offset, offset + limit)` of the decoded log from `file`.
+///
+/// Reads start at the checkpoint of `index` nearest before `offset` and go
+/// forward in 64 KiB positional reads, so the cost is bounded by the window
+/// plus one checkpoint interval, never by the file size.
+///
+/// With `finished` (no more bytes will come), the bytes up to
+/// `index.bytes_seen()` are decoded and a trailing incomplete sequence counts
+/// as one U+FFFD; `total_units` is then `index.final_units()`. Otherwise only
+/// the committed bytes are decoded and `total_units` is
+/// `index.committed_units()`.
+///
+/// An `offset` at or beyond the end gives empty content. The window may start
+/// or end between the two halves of a surrogate pair exactly like
+/// `String.prototype.slice`, so consecutive pages concatenate to the whole.
+/// Fails with `UnexpectedEof` if the file holds fewer bytes than the index
+/// has seen.
+pub fn read_window(
+    file: &File,
+    index: &Utf16Index,
+    finished: bool,
+    offset: u64,
+    limit: u64,
+) -> io::Result<Window> {
+    let (end_byte, total_units) = if finished {
+        (index.bytes_seen(), index.final_units())
+    } else {
+        (index.committed_bytes(), index.committed_units())
+    };
+    let stop = offset.saturating_add(limit).min(total_units);
+    if offset >= stop {
+        return Ok(Window {
+            content: Vec::new(),
+            total_units,
+        });
+    }
+    let (mut pos, unit) = index.checkpoint_at_or_before(offset);
+    let mut out = WindowSink {
+        unit,
+        offset,
+        stop,
+        content: Vec::with_capacity((stop - offset) as usize),
+    };
+    let mut buf = vec![0u8; READ_CHUNK.min(end_byte - pos) as usize];
+    let mut decoder = Utf8Decoder::default();
+    while pos < end_byte && out.unit < stop {
+        let n = READ_CHUNK.min(end_byte - pos) as usize;
+        read_exact_at(file, &mut buf[..n], pos)?;
+        pos += n as u64;
+        decoder.feed(&buf[..n], &mut |piece| out.emit(piece));
+    }
+    // Held-back bytes here are one U+FFFD either way: at the end of a
+    // finished stream, or at the committed end, which the index only moves
+    // past an incomplete sequence once a following byte has rejected it.
+    decoder.finish(&mut |piece| out.emit(piece));
+    Ok(Window {
+        content: out.content,
+        total_units,
+    })
+}
+
+/// Collects the units `[offset, stop)` of a decoding that starts at `unit`.
+struct WindowSink {
+    unit: u64,
+    offset: u64,
+    stop: u64,
+    content: Vec<u16>,
+}
+
+impl WindowSink {
+    /// Append the part of `piece` (which starts at unit `self.unit`) that
+    /// falls in `[offset, stop)`, and advance past it.
+    #[inline]
+    fn emit(&mut self, piece: Piece<'_>) {
+        let (unit, offset, stop) = (self.unit, self.offset, self.stop);
+        if unit >= stop {
+            return;
+        }
+        match piece {
+            Piece::Invalid(_) => {
+                if unit >= offset {
+                    self.content.push(REPLACEMENT_UNIT);
+                }
+                self.unit += 1;
+            }
+            Piece::Text(bytes) => {
+                let n = utf16_units(bytes);
+                if unit + n > offset {
+                    let skip = offset.saturating_sub(unit);
+                    let take = (stop - unit.max(offset)).min(n - skip);
+                    let text = std::str::from_utf8(bytes).expect("decoder pieces are valid UTF-8");
+                    self.content
+                        .extend(text.encode_utf16().skip(skip as usize).take(take as usize));
+                }
+                self.unit += n;
+            }
+        }
+    }
+}
+
+/// The whole decoded text of the first `len` bytes of `file`, decoded
+/// lossily as Node does (a trailing incomplete sequence becomes one U+FFFD).
+/// Fails with `UnexpectedEof` if the file is shorter than `len`.
+pub fn read_all_lossy(file: &File, len: u64) -> io::Result<String> {
+    let len = usize::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "log too large for memory"))?;
+    let mut buf = vec![0u8; len];
+    read_exact_at(file, &mut buf, 0)?;
+    Ok(match String::from_utf8(buf) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// The end of a log for a status preview: the last at most `max_units` UTF-16
+/// units of the lossy decoding of bytes `[0, len)` of `file`.
+///
+/// Reads only the last `3 * max_units + 3` bytes (every code unit comes from
+/// at most 3 bytes). When that read starts inside a multi-byte character, its
+/// leading continuation bytes (at most 3) are skipped so the cut does not
+/// show a replacement character; the result never starts with a lone low
+/// surrogate (a pair that does not fit whole is left out). Pass
+/// `index.committed_bytes()` as `len` to leave out a trailing incomplete
+/// sequence, or the full length to show it as U+FFFD.
+pub fn tail_text(file: &File, len: u64, max_units: usize) -> io::Result<String> {
+    if len == 0 || max_units == 0 {
+        return Ok(String::new());
+    }
+    let want = (max_units as u64).saturating_mul(3).saturating_add(3);
+    let start = len.saturating_sub(want);
+    let mut buf = vec![0u8; (len - start) as usize];
+    read_exact_at(file, &mut buf, start)?;
+    // Every non-continuation byte starts a fresh decoding step, and so does
+    // the byte after three continuation bytes (no sequence is longer than
+    // lead + 3), so decoding from there gives a suffix of the whole decoding.
+    let mut skip = 0;
+    if start > 0 {
+        while skip < 3 && skip < buf.len() && is_continuation(buf[skip]) {
+            skip += 1;
+        }
+    }
+    let text = String::from_utf8_lossy(&buf[skip..]);
+    let mut used = 0usize;
+    let mut cut = text.len();
+    for (i, c) in text.char_indices().rev() {
+        let w = c.len_utf16();
+        if used + w > max_units {
+            break;
+        }
+        used += w;
+        cut = i;
+    }
+    Ok(text[cut..].to_owned())
+}
+
+/// The first at most `max_units` UTF-16 units of the lossy decoding of
+/// `bytes` (as JS `string.slice(0, max_units)` would count them, except that
+/// a surrogate pair that does not fit whole is left out rather than split),
+/// plus whether more text follows. Used for previews.
+pub fn head_text(bytes: &[u8], max_units: usize) -> (String, bool) {
+    let mut out = String::with_capacity(bytes.len().min(max_units.saturating_mul(3)));
+    let mut used = 0usize;
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        let n = utf16_units(valid.as_bytes()) as usize;
+        if used + n <= max_units {
+            out.push_str(valid);
+            used += n;
+        } else {
+            let mut cut = valid.len();
+            for (i, c) in valid.char_indices() {
+                let w = c.len_utf16();
+                if used + w > max_units {
+                    cut = i;
+                    break;
+                }
+                used += w;
+            }
+            out.push_str(&valid[..cut]);
+            return (out, true);
+        }
+        if !chunk.invalid().is_empty() {
+            if used >= max_units {
+                return (out, true);
+            }
+            out.push('\u{FFFD}');
+            used += 1;
+        }
+    }
+    (out, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    fn oracle(bytes: &[u8]) -> Vec<u16> {
+        String::from_utf8_lossy(bytes).encode_utf16().collect()
+    }
+
+    fn temp_with(bytes: &[u8]) -> File {
+        let mut f = tempfile::tempfile().expect("temp file");
+        f.write_all(bytes).expect("write temp file");
+        f
+    }
+
+    fn index_of(bytes: &[u8], every: u64, splits: &[usize]) -> Utf16Index {
+        let mut idx = Utf16Index::with_checkpoint_every(every);
+        let mut rest = bytes;
+        let mut i = 0;
+        while !rest.is_empty() {
+            let n = if splits.is_empty() {
+                rest.len()
+            } else {
+                splits[i % splits.len()].clamp(1, rest.len())
+            };
+            idx.push(&rest[..n]);
+            rest = &rest[n..];
+            i += 1;
+        }
+        idx
+    }
+
+    /// Length of the trailing incomplete-but-valid prefix of `bytes`.
+    fn held_back(bytes: &[u8]) -> usize {
+        match std::str::from_utf8(bytes) {
+            Ok(_) => 0,
+            Err(e) => {
+                let mut rest = &bytes[e.valid_up_to()..];
+                let mut err = e;
+                loop {
+                    match err.error_len() {
+                        None => return rest.len(),
+                        Some(n) => {
+                            rest = &rest[n..];
+                            match std::str::from_utf8(rest) {
+                                Ok(_) => return 0,
+                                Err(e2) => {
+                                    rest = &rest[e2.valid_up_to()..];
+                                    err = e2;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Check everything an index and a file built from `bytes` must satisfy.
+    fn check_all(bytes: &[u8], idx: &Utf16Index) {
+        let whole = oracle(bytes);
+        let held = held_back(bytes);
+        assert_eq!(idx.bytes_seen(), bytes.len() as u64);
+        assert_eq!(idx.committed_bytes(), (bytes.len() - held) as u64);
+        let committed = oracle(&bytes[..bytes.len() - held]);
+        assert_eq!(idx.committed_units(), committed.len() as u64);
+        assert_eq!(idx.final_units(), whole.len() as u64);
+
+        let file = temp_with(bytes);
+        let all = read_window(&file, idx, true, 0, u64::MAX).unwrap();
+        assert_eq!(all.content, whole);
+        assert_eq!(all.total_units, whole.len() as u64);
+        let part = read_window(&file, idx, false, 0, u64::MAX).unwrap();
+        assert_eq!(part.content, committed);
+        assert_eq!(part.total_units, committed.len() as u64);
+        assert_eq!(
+            read_all_lossy(&file, bytes.len() as u64).unwrap(),
+            String::from_utf8_lossy(bytes)
+        );
+    }
+
+    #[test]
+    fn utf16_units_matches_std() {
+        let s = "a\u{e9}\u{20ac}\u{1F600}".repeat(50);
+        assert_eq!(utf16_units(s.as_bytes()), s.encode_utf16().count() as u64);
+        assert_eq!(utf16_units(b""), 0);
+    }
+
+    #[test]
+    fn known_cases() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"hello, world",
+            "caf\u{e9}".as_bytes(),
+            "\u{20ac}100".as_bytes(),
+            "\u{1F600} smile \u{1F600}".as_bytes(),
+            b"\xFF",
+            b"a\xFFb",
+            b"\x80",
+            b"\x80\x80\x80\x80\x80",
+            b"\xC0\xAF",
+            b"\xED\xA0\x80",
+            b"\xF0\x9F\x98A",
+            b"\xF4\x90\x80\x80",
+            b"\xE1\x80",
+            b"ok\xF0\x9F\x98",
+            b"ok\xE2",
+            b"\xC2\xF0\x9F\x98",
+            b"\xE2\x82\xF0\x9F",
+            b"line1\r\nline2\r\n",
+            b"\xEF\xBB\xBFbom",
+            b"nul\0in\0the\0middle\0",
+        ];
+        for &bytes in cases {
+            for every in [1, 2, 3, 7, CHECKPOINT_BYTES] {
+                let idx = index_of(bytes, every, &[]);
+                check_all(bytes, &idx);
+                let idx = index_of(bytes, every, &[1]);
+                check_all(bytes, &idx);
+            }
+        }
+    }
+
+    #[test]
+    fn specific_counts() {
+        let mut idx = Utf16Index::new();
+        idx.push(b"\xED\xA0\x80");
+        assert_eq!(idx.final_units(), 3);
+        let mut idx = Utf16Index::new();
+        idx.push(b"\xF0\x9F\x98A");
+        assert_eq!(idx.final_units(), 2);
+        assert_eq!(idx.committed_bytes(), 4);
+        let mut idx = Utf16Index::new();
+        idx.push(b"ab\xF0\x9F\x98");
+        assert_eq!(idx.committed_bytes(), 2);
+        assert_eq!(idx.committed_units(), 2);
+        assert_eq!(idx.final_units(), 3);
+        idx.push(b"\x80");
+        assert_eq!(idx.committed_bytes(), 6);
+        assert_eq!(idx.committed_units(), 4);
+        assert_eq!(idx.final_units(), 4);
+    }
+
+    #[test]
+    fn emoji_split_at_every_position() {
+        let text = "x\u{1F600}y\u{20ac}\u{e9}\u{1F680}z";
+        let bytes = text.as_bytes();
+        for a in 0..=bytes.len() {
+            for b in a..=bytes.len() {
+                let mut idx = Utf16Index::with_checkpoint_every(3);
+                idx.push(&bytes[..a]);
+                idx.push(&bytes[a..b]);
+                idx.push(&bytes[b..]);
+                check_all(bytes, &idx);
+                assert_eq!(idx.committed_bytes(), bytes.len() as u64);
+            }
+            let mut idx = Utf16Index::new();
+            idx.push(&bytes[..a]);
+            let prefix = &bytes[..a];
+            assert_eq!(idx.final_units(), oracle(prefix).len() as u64);
+        }
+    }
+
+    #[test]
+    fn window_cuts_surrogate_pairs_like_slice() {
+        let text = "a\u{1F600}b\u{1F600}\u{1F600}c";
+        let bytes = text.as_bytes();
+        let whole: Vec<u16> = text.encode_utf16().collect();
+        let file = temp_with(bytes);
+        for every in [1, 2, 5, 100] {
+            let idx = index_of(bytes, every, &[]);
+            for off in 0..=whole.len() + 2 {
+                for lim in 0..=whole.len() + 2 {
+                    let w = read_window(&file, &idx, true, off as u64, lim as u64).unwrap();
+                    let lo = off.min(whole.len());
+                    let hi = (off + lim).min(whole.len());
+                    assert_eq!(w.content, &whole[lo..hi], "off {off} lim {lim}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn checkpoints_are_sparse_and_clean() {
+        let text = "ab\u{1F600}\u{20ac}c\u{e9}".repeat(20_000);
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(b"\xFF\x80\xE2\x82");
+        let idx = index_of(&bytes, CHECKPOINT_BYTES, &[4093]);
+        let cps = idx.checkpoints();
+        assert!(cps.len() > 2);
+        for pair in cps.windows(2) {
+            let gap = pair[1].0 - pair[0].0;
+            assert!((CHECKPOINT_BYTES..=CHECKPOINT_BYTES + 3).contains(&gap));
+        }
+        for &(b, u) in cps {
+            assert_eq!(oracle(&bytes[..b as usize]).len() as u64, u);
+        }
+        check_all(&bytes, &idx);
+        let mut idx = idx;
+        idx.shrink();
+        assert_eq!(idx.checkpoint_at_or_before(0), (0, 0));
+        assert_eq!(idx.checkpoint_at_or_before(u64::MAX), *cps_last(&idx));
+    }
+
+    fn cps_last(idx: &Utf16Index) -> &(u64, u64) {
+        idx.checkpoints().last().unwrap()
+    }
+
+    #[test]
+    fn out_of_range_windows_are_empty() {
+        let bytes = b"abc";
+        let idx = index_of(bytes, 1, &[]);
+        let file = temp_with(bytes);
+        let w = read_window(&file, &idx, true, 3, 10).unwrap();
+        assert!(w.content.is_empty());
+        assert_eq!(w.total_units, 3);
+        let w = read_window(&file, &idx, true, u64::MAX, u64::MAX).unwrap();
+        assert!(w.content.is_empty());
+        let w = read_window(&file, &idx, true, 1, 0).unwrap();
+        assert!(w.content.is_empty());
+    }
+
+    #[test]
+    fn short_file_is_an_error() {
+        let idx = index_of(b"abcdef", 2, &[]);
+        let file = temp_with(b"abc");
+        let err = read_window(&file, &idx, true, 0, 10).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        let err = read_all_lossy(&file, 6).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    }
+
+    fn tail_of(bytes: &[u8], max: usize) -> String {
+        tail_text(&temp_with(bytes), bytes.len() as u64, max).unwrap()
+    }
+
+    #[test]
+    fn tail_text_edges() {
+        assert_eq!(tail_of(b"", 10), "");
+        assert_eq!(tail_of(b"abc", 0), "");
+        assert_eq!(tail_of(b"hello", 3), "llo");
+        assert_eq!(tail_of(b"hello", 30), "hello");
+        // The read starts inside the emoji: its tail bytes are skipped.
+        let s = "\u{1F600}ab";
+        assert_eq!(tail_of(s.as_bytes(), 2), "ab");
+        assert_eq!(tail_of(s.as_bytes(), 3), "ab");
+        assert_eq!(tail_of(s.as_bytes(), 4), s);
+        // Lone continuation bytes at the very start of the file are real.
+        assert_eq!(tail_of(b"\x80ab", 5), "\u{FFFD}ab");
+        // A trailing incomplete sequence shows as U+FFFD.
+        assert_eq!(tail_of(b"ab\xF0\x9F", 2), "b\u{FFFD}");
+        let file = temp_with(b"ab\xF0\x9F");
+        assert_eq!(tail_text(&file, 2, 5).unwrap(), "ab");
+        // Long runs of invalid bytes.
+        assert_eq!(tail_of(&[0x80; 20], 2), "\u{FFFD}\u{FFFD}");
+        assert_eq!(tail_of(b"\xF0\x90\x80\xF0\x90\x80", 1), "\u{FFFD}");
+    }
+
+    #[test]
+    fn head_text_edges() {
+        assert_eq!(head_text(b"", 5), (String::new(), false));
+        assert_eq!(head_text(b"abc", 0), (String::new(), true));
+        assert_eq!(head_text(b"", 0), (String::new(), false));
+        assert_eq!(head_text(b"abc", 3), ("abc".to_owned(), false));
+        assert_eq!(head_text(b"abcd", 3), ("abc".to_owned(), true));
+        let s = "a\u{1F600}b";
+        assert_eq!(head_text(s.as_bytes(), 1), ("a".to_owned(), true));
+        assert_eq!(head_text(s.as_bytes(), 2), ("a".to_owned(), true));
+        assert_eq!(head_text(s.as_bytes(), 3), ("a\u{1F600}".to_owned(), true));
+        assert_eq!(head_text(s.as_bytes(), 4), (s.to_owned(), false));
+        assert_eq!(head_text(b"a\xFF", 1), ("a".to_owned(), true));
+        assert_eq!(head_text(b"a\xFF", 2), ("a\u{FFFD}".to_owned(), false));
+        assert_eq!(
+            head_text(b"a\xF0\x9F\x98", 2),
+            ("a\u{FFFD}".to_owned(), false)
+        );
+        assert_eq!(
+            head_text(b"\xED\xA0\x80x", 3),
+            ("\u{FFFD}\u{FFFD}\u{FFFD}".to_owned(), true)
+        );
+    }
+
+    const ILL_FORMED: [&[u8]; 8] = [
+        b"\xF0\x9F\x98",
+        b"\xE2\x82",
+        b"\xC3",
+        b"\xED\xA0\x80",
+        b"\xC0\xAF",
+        b"\xF4\x90\x80\x80",
+        b"\x80\xBF",
+        b"\xFF\xFE",
+    ];
+
+    /// Byte soup: ASCII (with CR, LF, NUL), valid characters of every width,
+    /// random bytes, and hand-picked ill-formed sequences.
+    fn soup() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            4 => prop::sample::select(&b"ab\r\n\0 z"[..]).prop_map(|b| vec![b]),
+            4 => any::<char>().prop_map(|c| c.to_string().into_bytes()),
+            1 => prop::sample::select(&['\u{e9}', '\u{20ac}', '\u{1F600}', '\u{FEFF}'][..])
+                .prop_map(|c| c.to_string().into_bytes()),
+            2 => any::<u8>().prop_map(|b| vec![b]),
+            1 => prop::sample::select(&ILL_FORMED[..])
+            .prop_map(|b| b.to_vec()),
+        ];
+        prop::collection::vec(piece, 0..120).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn index_and_windows_match_oracle(
+            bytes in soup(),
+            splits in prop::collection::vec(1usize..9, 0..6),
+            every in 1u64..24,
+            windows in prop::collection::vec((0u64..400, 0u64..60), 1..8),
+            page in 1u64..17,
+        ) {
+            let idx = index_of(&bytes, every, &splits);
+            check_all(&bytes, &idx);
+
+            let whole = oracle(&bytes);
+            let held = held_back(&bytes);
+            let committed = oracle(&bytes[..bytes.len() - held]);
+            let file = temp_with(&bytes);
+
+            for &(b, u) in idx.checkpoints() {
+                let b = b as usize;
+                prop_assert_eq!(oracle(&bytes[..b]).len() as u64, u);
+                prop_assert_eq!(&oracle(&bytes[b..])[..], &whole[u as usize..]);
+            }
+
+            for &(off, lim) in &windows {
+                let w = read_window(&file, &idx, true, off, lim).unwrap();
+                let lo = (off as usize).min(whole.len());
+                let hi = ((off + lim) as usize).min(whole.len());
+                prop_assert_eq!(&w.content[..], &whole[lo..hi]);
+                prop_assert_eq!(w.total_units, whole.len() as u64);
+
+                let w = read_window(&file, &idx, false, off, lim).unwrap();
+                let lo = (off as usize).min(committed.len());
+                let hi = ((off + lim) as usize).min(committed.len());
+                prop_assert_eq!(&w.content[..], &committed[lo..hi]);
+                prop_assert_eq!(w.total_units, committed.len() as u64);
+            }
+
+            let mut joined = Vec::new();
+            let mut off = 0;
+            loop {
+                let w = read_window(&file, &idx, true, off, page).unwrap();
+                if w.content.is_empty() {
+                    break;
+                }
+                off += w.content.len() as u64;
+                joined.extend(w.content);
+            }
+            prop_assert_eq!(joined, whole);
+        }
+
+        #[test]
+        fn tail_and_head_match_oracle(bytes in soup(), max in 0usize..40) {
+            let text = String::from_utf8_lossy(&bytes);
+            let units: Vec<u16> = text.encode_utf16().collect();
+
+            let tail = tail_of(&bytes, max);
+            let tail_units: Vec<u16> = tail.encode_utf16().collect();
+            prop_assert!(tail_units.len() <= max);
+            prop_assert!(units.ends_with(&tail_units));
+            // Only a pair that did not fit may be left out.
+            prop_assert!(tail_units.len() + 1 >= max.min(units.len()));
+
+            let (head, more) = head_text(&bytes, max);
+            let head_units: Vec<u16> = head.encode_utf16().collect();
+            prop_assert!(head_units.len() <= max);
+            prop_assert!(units.starts_with(&head_units));
+            prop_assert!(head_units.len() + 1 >= max.min(units.len()));
+            prop_assert_eq!(more, head_units.len() < units.len());
+        }
+    }
+}

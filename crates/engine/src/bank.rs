@@ -1,0 +1,174 @@
+//! Banking a settled command's streams: through the host's `bankArtifact`
+//! (reached via the listener, bounded to 30 s, with a fallback ref that says
+//! why), or in the built-in bank, where an artifact is the log file itself.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use crate::capture::{Stream, StreamLog};
+use crate::errors::{EngineError, EngineResult};
+use crate::paging::{self, Page, Window};
+use crate::record::{ArtifactRef, BankMode, BankOutcome, Record};
+use crate::registry;
+use crate::runtime::{self, Event};
+use crate::text;
+
+/// Characters of a ref's preview.
+pub const PREVIEW_CHARS: usize = 600;
+/// How long a host's bank may take before the fallback ref is used.
+pub const HOST_BANK_TIMEOUT: Duration = Duration::from_secs(30);
+
+const PREFIX: &str = "nlc-";
+
+/// The built-in artifact id of a stream.
+pub fn artifact_id(task_id: &str, s: Stream) -> String {
+    format!("{PREFIX}{task_id}-{}", s.name())
+}
+
+fn parse_artifact_id(id: &str) -> Option<(Arc<Record>, Stream)> {
+    let rest = id.strip_prefix(PREFIX)?;
+    let (task, stream) = rest.rsplit_once('-')?;
+    let s = Stream::parse(stream)?;
+    let rec = registry::by_id(task)?;
+    (rec.bank == BankMode::BuiltIn && rec.is_settled()).then_some((rec, s))
+}
+
+/// The label of a stream's artifact.
+pub fn label(rec: &Record, s: Stream) -> String {
+    format!("{} [{}]", rec.label, s.name())
+}
+
+fn preview(log: &StreamLog) -> String {
+    let len = log.bytes().min((PREVIEW_CHARS * 3 + 4) as u64);
+    let mut buf = vec![0u8; len as usize];
+    let read = log
+        .open()
+        .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0));
+    match read {
+        Ok(()) => text::head_text(&buf, PREVIEW_CHARS).0,
+        Err(e) => format!("(the log could not be read: {e})"),
+    }
+}
+
+/// The ref of a stream in the built-in bank.
+pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
+    let log = rec.log(s);
+    let id = artifact_id(&rec.task_id, s);
+    ArtifactRef {
+        read_back_hint: format!(
+            "The complete {} ({} bytes, {} characters) is banked: readArtifact(\"{id}\") returns it whole; retrieveArtifact(\"{id}\", {{ offset: 0, limit: 50000 }}) pages it.",
+            s.name(),
+            log.bytes(),
+            paging::total_units(log)
+        ),
+        artifact_id: id,
+        label: label(rec, s),
+        kind: "command-output".into(),
+        size_bytes: log.bytes() as f64,
+        preview: preview(log),
+    }
+}
+
+/// The ref used when the host's bank gave none.
+pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
+    let log = rec.log(s);
+    ArtifactRef {
+        artifact_id: String::new(),
+        label: label(rec, s),
+        kind: "command-output".into(),
+        size_bytes: log.bytes() as f64,
+        preview: preview(log),
+        read_back_hint: format!(
+            "The artifact could NOT be created: {why}. The complete {} is still in the log file {}; read it with readBackgroundCommandOutput(host, \"{}\", {{ stream: \"{}\", offset: 0 }}).",
+            s.name(),
+            log.path.display(),
+            rec.task_id,
+            s.name()
+        ),
+    }
+}
+
+/// Bank both streams of a command whose process has ended.
+pub async fn bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
+    match rec.bank {
+        BankMode::BuiltIn => Stream::BOTH.map(|s| builtin_ref(rec, s)),
+        BankMode::Host if !runtime::has_listener() => Stream::BOTH
+            .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process")),
+        BankMode::Host => {
+            let (tx, rx) = oneshot::channel();
+            *rec.bank_reply.lock().unwrap() = Some(tx);
+            runtime::emit(Event::Bank(rec.task_id.clone()));
+            match tokio::time::timeout(HOST_BANK_TIMEOUT, rx).await {
+                Ok(Ok(outcomes)) => {
+                    let [a, b] = outcomes;
+                    [
+                        resolve(rec, Stream::Stdout, a),
+                        resolve(rec, Stream::Stderr, b),
+                    ]
+                }
+                Ok(Err(_)) => Stream::BOTH
+                    .map(|s| fallback_ref(rec, s, "the host's bank went away before answering")),
+                Err(_) => {
+                    rec.bank_reply.lock().unwrap().take();
+                    Stream::BOTH.map(|s| {
+                        fallback_ref(rec, s, "bankArtifact had not settled within 30 seconds")
+                    })
+                }
+            }
+        }
+    }
+}
+
+fn resolve(rec: &Record, s: Stream, o: BankOutcome) -> ArtifactRef {
+    match o {
+        BankOutcome::Ref(r) => r,
+        BankOutcome::Failed(why) => fallback_ref(rec, s, &why),
+    }
+}
+
+/// The host's answer for a command waiting on its bank; false when none waits.
+pub fn complete_banking(task_id: &str, outcomes: [BankOutcome; 2]) -> bool {
+    let Some(rec) = registry::by_id(task_id) else {
+        return false;
+    };
+    let tx = rec.bank_reply.lock().unwrap().take();
+    match tx {
+        Some(tx) => tx.send(outcomes).is_ok(),
+        None => false,
+    }
+}
+
+/// What a host's `bankArtifact` is given: the whole log decoded as UTF-8.
+pub fn log_text(task_id: &str, s: Stream) -> EngineResult<String> {
+    let rec = registry::by_id(task_id)
+        .ok_or_else(|| EngineError::Other(format!("No background command \"{task_id}\"")))?;
+    let log = rec.log(s);
+    log.open()
+        .and_then(|f| text::read_all_lossy(&f, log.bytes()))
+        .map_err(|e| EngineError::Other(format!("cannot read {}: {e}", log.path.display())))
+}
+
+/// The whole text of a built-in artifact.
+pub fn read_artifact(id: &str) -> EngineResult<String> {
+    let (rec, s) =
+        parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
+    let log = rec.log(s);
+    log.open()
+        .and_then(|f| text::read_all_lossy(&f, log.bytes()))
+        .map_err(|e| {
+            EngineError::Other(format!(
+                "artifact \"{id}\" cannot be read from {}: {e}",
+                log.path.display()
+            ))
+        })
+}
+
+/// One page of a built-in artifact.
+pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
+    let (rec, s) =
+        parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
+    paging::read_page(rec.log(s), w)
+        .map_err(|e| EngineError::Other(format!("artifact \"{id}\" cannot be read: {e}")))
+}

@@ -1,0 +1,203 @@
+//! One stream's log: the file the pipe is copied into, the exact byte cap,
+//! the byte count and the UTF-16 index that paging uses.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::text::Utf16Index;
+
+/// Which stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// Standard output.
+    Stdout = 0,
+    /// Standard error.
+    Stderr = 1,
+}
+
+impl Stream {
+    /// Both streams, stdout first.
+    pub const BOTH: [Stream; 2] = [Stream::Stdout, Stream::Stderr];
+
+    /// `"stdout"` or `"stderr"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+
+    /// Parse `"stdout"` / `"stderr"`.
+    pub fn parse(s: &str) -> Option<Stream> {
+        match s {
+            "stdout" => Some(Stream::Stdout),
+            "stderr" => Some(Stream::Stderr),
+            _ => None,
+        }
+    }
+}
+
+/// What readers see of a stream's log while it is written and after.
+#[derive(Debug)]
+pub struct StreamLog {
+    /// The log file.
+    pub path: PathBuf,
+    bytes: AtomicU64,
+    finished: AtomicBool,
+    /// Decoder state and offset checkpoints, updated as bytes land in the file.
+    pub index: Mutex<Utf16Index>,
+}
+
+impl StreamLog {
+    /// A log at `path`, empty so far.
+    pub fn new(path: PathBuf) -> Self {
+        StreamLog {
+            path,
+            bytes: AtomicU64::new(0),
+            finished: AtomicBool::new(false),
+            index: Mutex::new(Utf16Index::new()),
+        }
+    }
+
+    /// Bytes in the log file.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Acquire)
+    }
+
+    /// Whether the stream will get no more bytes.
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// Mark the stream complete and trim the index.
+    pub fn finish(&self) {
+        self.index.lock().unwrap().shrink();
+        self.finished.store(true, Ordering::Release);
+    }
+
+    /// Open the log for reading.
+    pub fn open(&self) -> io::Result<File> {
+        File::open(&self.path)
+    }
+
+    /// The decodable length: all bytes once finished, else the committed ones.
+    pub fn readable_bytes(&self) -> u64 {
+        let idx = self.index.lock().unwrap();
+        if self.is_finished() {
+            idx.bytes_seen()
+        } else {
+            idx.committed_bytes()
+        }
+    }
+}
+
+/// The outcome of copying one chunk.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Wrote {
+    /// Every byte was written.
+    All,
+    /// The chunk crossed the cap: the bytes up to it were written, the rest dropped.
+    CapReached,
+    /// The cap had been reached already; nothing was written.
+    Discarded,
+}
+
+/// The writer side of a stream's log.
+#[derive(Debug)]
+pub struct Sink {
+    file: File,
+    cap: u64,
+    capped: bool,
+}
+
+impl Sink {
+    /// A sink that writes at most `cap` bytes into `file`.
+    pub fn new(file: File, cap: u64) -> Self {
+        Sink {
+            file,
+            cap,
+            capped: false,
+        }
+    }
+
+    /// Append `chunk` (up to the cap) to the file and publish it to readers.
+    /// On a write error the bytes written before it are still counted.
+    pub fn write(&mut self, log: &StreamLog, chunk: &[u8]) -> io::Result<Wrote> {
+        if self.capped {
+            return Ok(Wrote::Discarded);
+        }
+        let room = self.cap.saturating_sub(log.bytes());
+        let take = (chunk.len() as u64).min(room) as usize;
+        let mut done = 0;
+        while done < take {
+            match self.file.write(&chunk[done..take]) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "the log file accepted no bytes",
+                    ));
+                }
+                Ok(n) => {
+                    publish(log, &chunk[done..done + n]);
+                    done += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if take < chunk.len() {
+            self.capped = true;
+            Ok(Wrote::CapReached)
+        } else {
+            Ok(Wrote::All)
+        }
+    }
+}
+
+fn publish(log: &StreamLog, bytes: &[u8]) {
+    let mut idx = log.index.lock().unwrap();
+    idx.push(bytes);
+    log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_is_exact() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("out.log");
+        let log = StreamLog::new(path.clone());
+        let mut sink = Sink::new(File::create(&path).unwrap(), 10);
+        assert_eq!(sink.write(&log, b"12345").unwrap(), Wrote::All);
+        assert_eq!(
+            sink.write(&log, b"67890").unwrap(),
+            Wrote::All,
+            "exactly filling the cap is not overflow"
+        );
+        assert_eq!(sink.write(&log, b"x").unwrap(), Wrote::CapReached);
+        assert_eq!(sink.write(&log, b"y").unwrap(), Wrote::Discarded);
+        assert_eq!(log.bytes(), 10);
+        assert_eq!(std::fs::read(&path).unwrap(), b"1234567890");
+
+        let log = StreamLog::new(path.clone());
+        let mut sink = Sink::new(File::create(&path).unwrap(), 7);
+        assert_eq!(sink.write(&log, b"1234567890").unwrap(), Wrote::CapReached);
+        assert_eq!(std::fs::read(&path).unwrap(), b"1234567");
+        assert_eq!(log.bytes(), 7);
+    }
+
+    #[test]
+    fn write_errors_keep_what_was_written() {
+        let d = tempfile::tempdir().unwrap();
+        let log = StreamLog::new(d.path().join("x"));
+        let ro = File::open(d.path()).unwrap();
+        let mut sink = Sink::new(ro, 100);
+        assert!(sink.write(&log, b"abc").is_err());
+        assert_eq!(log.bytes(), 0);
+    }
+}

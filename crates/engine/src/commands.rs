@@ -1,0 +1,397 @@
+//! The host API in engine terms: start, status, await, kill, kill-all, pages,
+//! counters, the list and the follow reads. The binding calls these with
+//! plain Rust values.
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicI32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{mpsc, watch};
+
+use crate::capture::{Stream, StreamLog};
+use crate::errors::{EngineError, EngineResult};
+use crate::paging::{self, Page, Window};
+use crate::policy::{self, Policy};
+use crate::record::{BankMode, Control, KillReason, Live, Record, State, Status};
+use crate::registry::{self, Counts};
+use crate::sandbox::{self, os_reason};
+use crate::signals;
+use crate::supervisor::{self, Launch};
+
+/// The options of one start, as plain values.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StartOptions {
+    /// Working directory (relative paths resolve against the real root).
+    pub cwd: String,
+    /// Budget in ms.
+    pub timeout_ms: Option<f64>,
+    /// Per-stream cap.
+    pub max_output_bytes: Option<f64>,
+    /// Replacing environment.
+    pub env: Option<Vec<(String, String)>>,
+    /// Label.
+    pub label: Option<String>,
+    /// Session.
+    pub session_id: Option<String>,
+}
+
+/// Everything a start needs besides argv and options.
+pub struct StartContext<'a> {
+    /// The host.
+    pub host: u32,
+    /// A policy for this call only (`startCommandWithPolicy`, git); else the host's.
+    pub policy: Option<Policy>,
+    /// The policy's allowlist hook: `Err(message)` refuses.
+    pub veto: Option<&'a mut dyn FnMut(&[String], &str) -> Result<(), String>>,
+    /// `os.tmpdir()` of the host process.
+    pub tmpdir: PathBuf,
+    /// The host's `getToolContext().sessionId`, when it is a non-empty string.
+    pub context_session: Option<String>,
+    /// How the command is banked.
+    pub bank: BankMode,
+    /// Whether it stays out of lists and counters (toolset-internal runs).
+    pub hidden: bool,
+}
+
+/// What a start returns at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handle {
+    /// The task id.
+    pub task_id: String,
+    /// The argv as started.
+    pub argv: Vec<String>,
+    /// Epoch ms.
+    pub started_at: f64,
+}
+
+/// Check everything in the contract's order, prepare the logs, and start the
+/// command's supervisor. Returns before the process exists.
+pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> EngineResult<Handle> {
+    // 1. A policy.
+    let policy = match ctx.policy {
+        Some(p) => p,
+        None => registry::with_host(ctx.host, |h| h.policy.clone()).ok_or(EngineError::NoPolicy)?,
+    };
+    // 2–4. argv, no shell, allowlisted.
+    policy::check_argv(&argv)?;
+    policy::check_not_shell(&argv[0])?;
+    policy::check_allowed(&policy, &argv[0])?;
+    // 5. The sandbox.
+    let dir = sandbox::enter(&policy.cwd_root, &opts.cwd)?;
+    let real_cwd = dir.real.to_string_lossy().into_owned();
+    // 6. The hook.
+    if let Some(veto) = ctx.veto {
+        veto(&argv, &real_cwd).map_err(EngineError::Vetoed)?;
+    }
+    // 7. Numbers.
+    let timeout_ms = policy::positive_or("timeoutMs", opts.timeout_ms, policy.default_timeout_ms)?;
+    let max_output_bytes = policy::bytes_or(
+        "maxOutputBytes",
+        opts.max_output_bytes,
+        policy.max_output_bytes,
+    )?;
+    if let Some(env) = &opts.env {
+        policy::check_env(env)?;
+    }
+
+    let task_id = registry::new_task_id();
+    let log_dir = ctx.tmpdir.join("neurolink-commands").join(&task_id);
+    let files = make_logs(&log_dir)?;
+    let session = opts
+        .session_id
+        .filter(|s| !s.is_empty())
+        .or(ctx.context_session.filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| registry::default_session(ctx.host));
+    let started_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as f64)
+        .unwrap_or(0.0);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let rec = Arc::new(Record {
+        label: policy::label_for(opts.label.as_deref(), &argv),
+        task_id: task_id.clone(),
+        host: ctx.host,
+        session,
+        argv: argv.clone(),
+        cwd: real_cwd,
+        started_at_ms: started_at,
+        started: Instant::now(),
+        streams: Stream::BOTH.map(|s| StreamLog::new(log_dir.join(format!("{}.log", s.name())))),
+        dir: log_dir,
+        hidden: ctx.hidden,
+        timeout_ms,
+        max_output_bytes,
+        kill_grace_ms: policy.kill_grace_ms,
+        bank: ctx.bank,
+        pgid: AtomicI32::new(0),
+        live: Mutex::new(Live {
+            state: State::Queued,
+            exit_code: None,
+            signal: None,
+            error: None,
+            ended: None,
+            refs: None,
+            looked_at: false,
+            killed: false,
+            follow: [0, 0],
+        }),
+        settled: watch::Sender::new(false),
+        control: Mutex::new(Some(tx)),
+        bank_reply: Mutex::new(None),
+    });
+    registry::insert(rec.clone());
+    supervisor::launch(
+        rec,
+        Launch {
+            dir,
+            env: opts.env,
+            files,
+            control: rx,
+        },
+    );
+    Ok(Handle {
+        task_id,
+        argv,
+        started_at,
+    })
+}
+
+fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {
+    let fail = |what: &str, p: &Path, e: std::io::Error| {
+        EngineError::LogDir(format!(
+            "Cannot create the log {what} {}: {}. Commands keep their output under os.tmpdir(); point TMPDIR at a writable directory with free space.",
+            p.display(),
+            os_reason(&e)
+        ))
+    };
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| fail("directory", dir, e))?;
+    let open = |name: &str| {
+        let p = dir.join(name);
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&p)
+            .map_err(|e| fail("file", &p, e))
+    };
+    Ok([open("stdout.log")?, open("stderr.log")?])
+}
+
+/// The live status; marks a settled command looked at.
+pub fn status(host: u32, task_id: &str) -> EngineResult<Status> {
+    Ok(registry::lookup(host, task_id)?.status(true))
+}
+
+/// Wait for a command to settle, at most `timeout_ms` when given.
+pub async fn await_settled(
+    host: u32,
+    task_id: &str,
+    timeout_ms: Option<f64>,
+) -> EngineResult<Status> {
+    let rec = registry::lookup(host, task_id)?;
+    let limit = timeout_ms
+        .map(|t| Duration::from_secs_f64((t.max(0.0)) / 1000.0).min(Duration::from_secs(1 << 40)));
+    rec.wait_settled(limit).await;
+    Ok(rec.status(true))
+}
+
+/// Parse a signal name (default SIGTERM).
+pub fn parse_signal(name: Option<&str>) -> EngineResult<i32> {
+    match name {
+        None => Ok(libc::SIGTERM),
+        Some(n) => signals::from_name(n).ok_or_else(|| EngineError::UnknownSignal(n.to_string())),
+    }
+}
+
+/// Kill a command and wait (at most twice its grace) for it to settle.
+pub async fn kill(
+    host: u32,
+    task_id: &str,
+    signal: i32,
+    reason: KillReason,
+) -> EngineResult<Status> {
+    let rec = registry::lookup(host, task_id)?;
+    if rec.send(Control::Kill(signal, reason)) {
+        rec.wait_settled(Some(Duration::from_secs_f64(
+            rec.kill_grace_ms * 2.0 / 1000.0,
+        )))
+        .await;
+    }
+    Ok(rec.status(true))
+}
+
+/// Send a kill without waiting (the abort path). False when already settled.
+pub fn signal_kill(
+    host: u32,
+    task_id: &str,
+    signal: i32,
+    reason: KillReason,
+) -> EngineResult<bool> {
+    Ok(registry::lookup(host, task_id)?.send(Control::Kill(signal, reason)))
+}
+
+/// Terminate every unsettled command of a host; wait at most twice the
+/// longest grace; return how many were signalled.
+pub async fn kill_all(host: u32) -> u32 {
+    let recs: Vec<Arc<Record>> = registry::with_host(host, |h| {
+        h.tasks
+            .iter()
+            .filter(|r| !r.is_settled())
+            .cloned()
+            .collect()
+    });
+    let mut signalled = Vec::new();
+    for r in recs {
+        if r.send(Control::Kill(libc::SIGTERM, KillReason::HostDisposed)) {
+            signalled.push(r);
+        }
+    }
+    let grace = signalled
+        .iter()
+        .map(|r| r.kill_grace_ms)
+        .fold(0.0, f64::max);
+    let deadline = Duration::from_secs_f64(grace * 2.0 / 1000.0);
+    let waits = signalled.iter().map(|r| r.wait_settled(Some(deadline)));
+    for w in waits {
+        w.await;
+    }
+    signalled.len() as u32
+}
+
+/// Stop every command of every host at once: the host process is exiting.
+/// SIGTERM now (and SIGCONT for stopped ones); the watchdog sends SIGKILL
+/// after its grace if the process is gone by then.
+pub fn terminate_everything(sig: i32) {
+    for r in registry::all_unsettled() {
+        let pg = r.pgid();
+        if pg > 0 {
+            signals::signal_group(pg, sig);
+            signals::signal_group(pg, libc::SIGCONT);
+        }
+    }
+}
+
+/// A page of a stream; reading a settled command's output marks it looked at.
+pub fn read_output(host: u32, task_id: &str, stream: Stream, w: Window) -> EngineResult<Page> {
+    let rec = registry::lookup(host, task_id)?;
+    let settled = rec.is_settled();
+    let page = paging::read_page(rec.log(stream), w).map_err(|e| {
+        EngineError::Other(format!(
+            "Cannot read the {} log of \"{task_id}\": {e}",
+            stream.name()
+        ))
+    })?;
+    if settled {
+        rec.look();
+    }
+    Ok(page)
+}
+
+/// Counters of one host's session (the host's default session when none is named).
+pub fn counts(host: u32, session: Option<&str>) -> Counts {
+    match session {
+        Some(s) => registry::host_counts(host, s),
+        None => registry::host_counts(host, &registry::default_session(host)),
+    }
+}
+
+/// One row of `listBackgroundCommands`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListEntry {
+    /// Task id.
+    pub task_id: String,
+    /// Label.
+    pub label: String,
+    /// argv.
+    pub argv: Vec<String>,
+    /// Real cwd.
+    pub cwd: String,
+    /// Public state.
+    pub state: State,
+    /// Epoch ms.
+    pub started_at: f64,
+    /// Not settled.
+    pub running: bool,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Ending signal.
+    pub signal: Option<String>,
+    /// The runner or a caller stopped it.
+    pub killed: bool,
+}
+
+/// The host's commands, oldest first, optionally filtered.
+pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<ListEntry> {
+    registry::host_tasks(host)
+        .into_iter()
+        .filter(|r| session.is_none_or(|s| r.session == s))
+        .filter_map(|r| {
+            let live = r.live.lock().unwrap();
+            let is_running = !live.state.is_settled();
+            if running.is_some_and(|want| want != is_running) {
+                return None;
+            }
+            Some(ListEntry {
+                task_id: r.task_id.clone(),
+                label: r.label.clone(),
+                argv: r.argv.clone(),
+                cwd: r.cwd.clone(),
+                state: live.state,
+                started_at: r.started_at_ms,
+                running: is_running,
+                exit_code: live.exit_code,
+                signal: live.signal.clone(),
+                killed: live.killed,
+            })
+        })
+        .collect()
+}
+
+/// What `readNewBackgroundCommandOutput` returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOutput {
+    /// The text gained since the previous call.
+    pub page: Page,
+    /// The state now.
+    pub state: State,
+}
+
+/// What a stream gained since the previous follow read (≤ 200000 units).
+pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOutput> {
+    let rec = registry::lookup(host, task_id)?;
+    // Take the state first: text seen after a settled state is then complete.
+    let state = rec.live.lock().unwrap().state;
+    let from = rec.live.lock().unwrap().follow[stream as usize];
+    let w = Window {
+        offset: from,
+        limit: paging::MAX_LIMIT,
+    };
+    let page = paging::read_page(rec.log(stream), w).map_err(|e| {
+        EngineError::Other(format!(
+            "Cannot read the {} log of \"{task_id}\": {e}",
+            stream.name()
+        ))
+    })?;
+    let got = page.content.len() as u64;
+    {
+        let mut live = rec.live.lock().unwrap();
+        live.follow[stream as usize] = from + got;
+        if live.state.is_settled() && state.is_settled() {
+            live.looked_at = true;
+        }
+    }
+    Ok(NewOutput {
+        page: Page {
+            has_more: from + got < page.total_size,
+            ..page
+        },
+        state,
+    })
+}

@@ -1,0 +1,409 @@
+//! Configuration overrides that stop git from starting any program named by
+//! repository or user configuration.
+//!
+//! Two layers: the static [`HARDENING`] pairs, appended to every argv after
+//! the three fixed pairs of [`FIXED_PREFIX`], and the per-name overrides
+//! that [`driver_overrides`] derives from the configuration actually in
+//! force (filter and diff drivers, protocol policies and submodules are
+//! keyed by names that cannot be known in advance).
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use super::GitRefusal;
+
+/// The three `-c` pairs every argv starts with (SPEC §5), in this order.
+pub const FIXED_PREFIX: [(&str, &str); 3] = [
+    ("color.ui", "false"),
+    ("diff.external", ""),
+    ("core.fsmonitor", "false"),
+];
+
+/// The extra `-c key=value` pairs appended after [`FIXED_PREFIX`] on every
+/// git run. Each closes a way by which configuration could make `log`,
+/// `show`, `diff`, `blame`, `merge-base` or `ls-files` start a program.
+///
+/// | `-c` override | What it closes |
+/// |---|---|
+/// | `core.pager=cat` | the configured pager (also closed by `--no-pager`, `GIT_PAGER=cat` and a non-tty stdout); `pager.<cmd>` is closed by `--no-pager`, which takes precedence over it |
+/// | `core.hooksPath=/dev/null` | every hook in `$GIT_DIR/hooks` or a configured hooks directory (`/dev/null/<hook>` never exists); none of the six commands is known to run one, this is defence in depth |
+/// | `log.showSignature=false` | signature verification of commits and merge tags by `log`/`show` (which would start `gpg.program`, `gpg.ssh.program` or `gpg.x509.program`) |
+/// | `format.pretty=medium` | a configured default format (used by `show` and `log --stat/--name-only`) holding `%G?`, `%GS`, … which verify signatures; `medium` is git's built-in default |
+/// | `gpg.program=` | the OpenPGP verifier (legacy key), should verification still be asked for: an empty program cannot start |
+/// | `gpg.openpgp.program=` | the same, under its current key |
+/// | `gpg.ssh.program=` | the SSH signature verifier (`ssh-keygen` by default) |
+/// | `gpg.x509.program=` | the X.509 verifier (`gpgsm` by default) |
+/// | `protocol.allow=never` | every transport, so the lazy fetch of a partial clone (promisor remote) cannot start `ssh`/`core.sshCommand`, `remote.<name>.uploadpack`, a remote helper or a credential helper or askpass; per-protocol `protocol.<name>.allow` settings are overridden by [`driver_overrides`] |
+/// | `diff.submodule=short` | `diff.submodule=diff`, which starts `git diff` inside each submodule without `--no-ext-diff`/`--no-textconv`, under the submodule's own configuration |
+/// | `diff.ignoreSubmodules=dirty` | the `git status` that `diff` starts inside every checked-out submodule to check whether it is dirty (it would run the submodule's clean filters); commit changes of submodules are still shown. `submodule.<name>.ignore` (config or `.gitmodules`) outranks it, so [`driver_overrides`] sets that per name |
+/// | `submodule.recurse=false` | recursion into submodules for commands that support it |
+///
+/// Closed by the three [`FIXED_PREFIX`] pairs: `diff.external` (also by
+/// `--no-ext-diff`) and `core.fsmonitor` (the fsmonitor hook, which even
+/// `ls-files` would start). Closed by [`driver_overrides`], one set per
+/// configured name: `filter.<name>.clean=`, `.smudge=`, `.process=` (an
+/// empty command means no filter) with `filter.<name>.required=false`;
+/// `diff.<name>.textconv=` and `diff.<name>.command=` (empty: nothing can
+/// start; `blame` of a path whose diff driver has a textconv then fails
+/// with "cannot run"); `protocol.<name>.allow=never`;
+/// `submodule.<name>.ignore=dirty`.
+pub const HARDENING: &[(&str, &str)] = &[
+    ("core.pager", "cat"),
+    ("core.hooksPath", "/dev/null"),
+    ("log.showSignature", "false"),
+    ("format.pretty", "medium"),
+    ("gpg.program", ""),
+    ("gpg.openpgp.program", ""),
+    ("gpg.ssh.program", ""),
+    ("gpg.x509.program", ""),
+    ("protocol.allow", "never"),
+    ("diff.submodule", "short"),
+    ("diff.ignoreSubmodules", "dirty"),
+    ("submodule.recurse", "false"),
+];
+
+/// The most bytes a configuration listing may have before it is refused.
+const MAX_LISTING_BYTES: usize = 16 * 1024 * 1024;
+
+/// Push `-c key=value` for a configuration key with a subsection.
+fn push_override(out: &mut Vec<String>, section: &str, name: &str, key: &str, value: &str) {
+    out.push("-c".to_string());
+    out.push(format!("{section}.{name}.{key}={value}"));
+}
+
+/// Turn configuration names (as printed by `git config --list --name-only`,
+/// e.g. `filter.lfs.clean`) into `-c` overrides that neutralise every
+/// program-starting driver they name:
+///
+/// - `filter.<n>.*` → `filter.<n>.clean=`, `filter.<n>.smudge=`,
+///   `filter.<n>.process=`, `filter.<n>.required=false`
+/// - `diff.<n>.*` → `diff.<n>.textconv=`, `diff.<n>.command=`
+/// - `protocol.<n>.*` → `protocol.<n>.allow=never`
+/// - `submodule.<n>.*` → `submodule.<n>.ignore=dirty`
+///
+/// Other names give nothing. The result is sorted and free of duplicates.
+/// A name whose subsection holds `=` cannot be overridden with `-c` (git
+/// splits `-c` at the first `=`), so it is refused rather than left open.
+pub fn overrides_for_config_names<'a, I>(names: I) -> Result<Vec<String>, GitRefusal>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let mut drivers: BTreeSet<(String, String)> = BTreeSet::new();
+    for name in names {
+        let (Some(first_dot), Some(last_dot)) = (name.find('.'), name.rfind('.')) else {
+            continue;
+        };
+        if first_dot == last_dot {
+            continue; // no subsection
+        }
+        let section = name[..first_dot].to_ascii_lowercase();
+        if !matches!(
+            section.as_str(),
+            "filter" | "diff" | "protocol" | "submodule"
+        ) {
+            continue;
+        }
+        let subsection = &name[first_dot + 1..last_dot];
+        if subsection.contains('=') || subsection.contains('\n') {
+            return Err(GitRefusal(format!(
+                "the git configuration names a {section} entry {subsection:?} that cannot be \
+                 overridden safely (its name holds \"=\" or a newline); rename or remove \
+                 \"{name}\" from the git configuration"
+            )));
+        }
+        drivers.insert((section, subsection.to_string()));
+    }
+    let mut out = Vec::new();
+    for (section, name) in &drivers {
+        match section.as_str() {
+            "filter" => {
+                for key in ["clean", "smudge", "process"] {
+                    push_override(&mut out, section, name, key, "");
+                }
+                push_override(&mut out, section, name, "required", "false");
+            }
+            "diff" => {
+                push_override(&mut out, section, name, "textconv", "");
+                push_override(&mut out, section, name, "command", "");
+            }
+            "protocol" => push_override(&mut out, section, name, "allow", "never"),
+            _ => push_override(&mut out, section, name, "ignore", "dirty"),
+        }
+    }
+    Ok(out)
+}
+
+/// What one hardened git run produced.
+struct RunOutput {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Read a pipe to its end, keeping at most `limit + 1` bytes.
+fn read_capped<R: Read>(mut pipe: R, limit: usize) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = (limit + 1).saturating_sub(kept.len());
+                kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+        }
+    }
+    kept
+}
+
+/// Run `git <hardened prefix> <args>` in `root` with exactly `env`, stdin
+/// null, killing it after `timeout`.
+fn run_hardened(
+    git_executable: &str,
+    root: &Path,
+    env: &[(String, String)],
+    args: &[String],
+    timeout: Duration,
+) -> Result<RunOutput, GitRefusal> {
+    let argv = super::full_argv(git_executable, args);
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(root)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| {
+            GitRefusal(format!(
+                "could not start {git_executable:?} to list the git configuration ({err}); \
+                 check gitExecutable and repoRoot"
+            ))
+        })?;
+    let stdout = child
+        .stdout
+        .take()
+        .map(|p| std::thread::spawn(move || read_capped(p, MAX_LISTING_BYTES)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|p| std::thread::spawn(move || read_capped(p, 64 * 1024)));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(GitRefusal(format!(
+                    "listing the git configuration took longer than {} ms; retry, or raise timeoutMs",
+                    timeout.as_millis()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(err) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(GitRefusal(format!("could not wait for git ({err})")));
+            }
+        }
+    };
+    let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    let stdout = join(stdout);
+    let stderr = join(stderr);
+    if stdout.len() > MAX_LISTING_BYTES {
+        return Err(GitRefusal(format!(
+            "the git configuration listing exceeds {MAX_LISTING_BYTES} bytes; trim the git configuration"
+        )));
+    }
+    Ok(RunOutput {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// Split a `-z` listing into names (NUL-terminated; `--name-only` prints no value).
+fn names_of(listing: &[u8]) -> Vec<String> {
+    listing
+        .split(|&b| b == 0)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            // Without --name-only an entry would be "name\nvalue": keep the name.
+            let name = entry.split(|&b| b == b'\n').next().unwrap_or(entry);
+            String::from_utf8_lossy(name).into_owned()
+        })
+        .collect()
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Work out the per-name `-c` overrides for the repository at `repo_root`
+/// (see [`overrides_for_config_names`]). Runs git (with the hardened prefix,
+/// exactly `env` — normally [`super::git_env`] —, stdin null, `timeout` per
+/// run) to list:
+///
+/// 1. every configuration name in force there (`config --list --name-only
+///    -z`: system, global, local, worktree and included files);
+/// 2. the submodule names of `.gitmodules` (the worktree file, else the
+///    index's, else HEAD's — the order git reads it in), found through
+///    `rev-parse --show-toplevel`; absent in a bare repository or outside
+///    one.
+///
+/// Put the result between the hardening prefix and the tool's args (see
+/// [`super::full_argv_with_overrides`]). Any failure of step 1 is an error:
+/// the caller must not run the tool without these overrides. The listing is
+/// a snapshot: configuration written between this call and the tool's run
+/// is not covered.
+pub fn driver_overrides(
+    git_executable: &str,
+    repo_root: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<Vec<String>, GitRefusal> {
+    let listing = run_hardened(
+        git_executable,
+        repo_root,
+        env,
+        &strings(&["config", "--list", "--name-only", "-z"]),
+        timeout,
+    )?;
+    if !listing.status.success() {
+        return Err(GitRefusal(format!(
+            "git could not list its configuration ({}): {}; fix the git configuration",
+            listing.status,
+            String::from_utf8_lossy(&listing.stderr).trim()
+        )));
+    }
+    let mut names = names_of(&listing.stdout);
+
+    let toplevel = run_hardened(
+        git_executable,
+        repo_root,
+        env,
+        &strings(&["rev-parse", "--show-toplevel"]),
+        timeout,
+    )?;
+    if toplevel.status.success() {
+        let mut top = toplevel.stdout;
+        while top.last() == Some(&b'\n') {
+            top.pop();
+        }
+        let top = PathBuf::from(std::ffi::OsStr::from_bytes(&top));
+        let file = top.join(".gitmodules");
+        let mut sources: Vec<Vec<String>> = Vec::new();
+        if file.exists() {
+            sources.push(vec![
+                "--file".to_string(),
+                file.to_string_lossy().into_owned(),
+            ]);
+        } else {
+            sources.push(strings(&["--blob", ":.gitmodules"]));
+            sources.push(strings(&["--blob", "HEAD:.gitmodules"]));
+        }
+        for source in sources {
+            let mut args = strings(&["config", "--list", "--name-only", "-z"]);
+            args.extend(source);
+            let modules = run_hardened(git_executable, &top, env, &args, timeout)?;
+            if modules.status.success() {
+                names.extend(
+                    names_of(&modules.stdout)
+                        .into_iter()
+                        .filter(|name| name.to_ascii_lowercase().starts_with("submodule.")),
+                );
+                break;
+            }
+        }
+    }
+    overrides_for_config_names(names.iter().map(String::as_str))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_overrides() {
+        let names = [
+            "user.name",
+            "core.pager",
+            "filter.lfs.clean",
+            "filter.lfs.smudge",
+            "filter.lfs.process",
+            "filter.lfs.required",
+            "diff.pdf.textconv",
+            "diff.Odd.Name.command",
+            "protocol.file.allow",
+            "submodule.libs/x.url",
+            "diff.external",
+            "filter.plain",
+        ];
+        let got = overrides_for_config_names(names).unwrap();
+        let want: Vec<String> = [
+            "diff.Odd.Name.textconv=",
+            "diff.Odd.Name.command=",
+            "diff.pdf.textconv=",
+            "diff.pdf.command=",
+            "filter.lfs.clean=",
+            "filter.lfs.smudge=",
+            "filter.lfs.process=",
+            "filter.lfs.required=false",
+            "protocol.file.allow=never",
+            "submodule.libs/x.ignore=dirty",
+        ]
+        .iter()
+        .flat_map(|pair| ["-c".to_string(), pair.to_string()])
+        .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn names_with_equals_are_refused() {
+        let err = overrides_for_config_names(["filter.a=b.clean"])
+            .unwrap_err()
+            .0;
+        assert!(err.contains("cannot be overridden safely"), "{err}");
+        assert!(overrides_for_config_names(["user.a=b"]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn listing_is_split_on_nul() {
+        assert_eq!(
+            names_of(b"a.b\0filter.x.clean\0"),
+            vec!["a.b", "filter.x.clean"]
+        );
+        assert_eq!(names_of(b"a.b\nvalue\0"), vec!["a.b"]);
+        assert!(names_of(b"").is_empty());
+    }
+
+    #[test]
+    fn hardening_keys_are_unique_and_distinct_from_the_fixed_prefix() {
+        let mut keys: Vec<&str> = FIXED_PREFIX
+            .iter()
+            .chain(HARDENING)
+            .map(|(k, _)| *k)
+            .collect();
+        let total = keys.len();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), total);
+    }
+
+    #[test]
+    fn markdown_lists_every_override() {
+        let doc = include_str!("HARDENING.md");
+        for (key, value) in FIXED_PREFIX.iter().chain(HARDENING) {
+            let pair = format!("`{key}={value}`");
+            assert!(doc.contains(&pair), "HARDENING.md does not mention {pair}");
+        }
+    }
+}

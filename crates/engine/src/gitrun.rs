@@ -1,0 +1,215 @@
+//! `runGitCommand`: git on the command engine under a private
+//! one-executable policy rooted at the repository, with the hardened argv
+//! prefix and the replaced environment. It neither needs nor widens the
+//! host's command policy, and its runs stay out of the host's lists and
+//! counters.
+
+use std::path::PathBuf;
+
+use crate::capture::Stream;
+use crate::commands::{self, StartContext, StartOptions};
+use crate::errors::{EngineError, EngineResult};
+use crate::git;
+use crate::policy::{self, Policy, PolicyInput};
+use crate::record::{ArtifactRef, BankMode, State};
+use crate::registry;
+use crate::sandbox;
+use crate::text;
+
+/// Default git budget.
+pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
+/// Default git output cap.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 33_554_432;
+/// Default preview length.
+pub const DEFAULT_PREVIEW_CHARS: u32 = 2000;
+
+/// Options as the caller gave them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GitInput {
+    /// The repository (required).
+    pub repo_root: String,
+    /// Budget per git run.
+    pub timeout_ms: Option<f64>,
+    /// Cap per stream.
+    pub max_output_bytes: Option<f64>,
+    /// Preview length (clamped 1..4000).
+    pub preview_chars: Option<f64>,
+    /// The git executable.
+    pub git_executable: Option<String>,
+}
+
+/// The settings in force for a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GitSettings {
+    /// The repository's real path.
+    pub repo_root: PathBuf,
+    /// Budget per run in ms.
+    pub timeout_ms: f64,
+    /// Cap per stream.
+    pub max_output_bytes: u64,
+    /// Preview length.
+    pub preview_chars: u32,
+    /// The git executable.
+    pub git_executable: String,
+}
+
+/// Validate and store a host's git settings.
+pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
+    let real = sandbox::real_root(&input.repo_root).map_err(|_| {
+        EngineError::BadInput(format!(
+            "repoRoot {:?} is not an existing directory: pass the path of the repository's working tree",
+            input.repo_root
+        ))
+    })?;
+    let git_executable = input.git_executable.unwrap_or_else(|| "git".to_string());
+    policy::check_argv(std::slice::from_ref(&git_executable))?;
+    policy::check_not_shell(&git_executable)?;
+    let preview = match input.preview_chars {
+        None => DEFAULT_PREVIEW_CHARS,
+        Some(p) if p.is_nan() => {
+            return Err(EngineError::BadInput(
+                "previewChars must be a number from 1 to 4000".into(),
+            ));
+        }
+        Some(p) => p.floor().clamp(1.0, 4000.0) as u32,
+    };
+    let settings = GitSettings {
+        repo_root: real,
+        timeout_ms: policy::positive_or("timeoutMs", input.timeout_ms, DEFAULT_TIMEOUT_MS)?,
+        max_output_bytes: policy::bytes_or(
+            "maxOutputBytes",
+            input.max_output_bytes,
+            DEFAULT_MAX_OUTPUT_BYTES,
+        )?,
+        preview_chars: preview,
+        git_executable,
+    };
+    registry::with_host(host, |h| h.git = Some(settings.clone()));
+    Ok(settings)
+}
+
+/// The host's git settings, or the error that says how to configure them.
+pub fn settings(host: u32) -> EngineResult<GitSettings> {
+    registry::with_host(host, |h| h.git.clone()).ok_or(EngineError::GitNotConfigured)
+}
+
+/// The result of one git run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GitResult {
+    /// The exact argv.
+    pub command: Vec<String>,
+    /// Exit 0.
+    pub ok: bool,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Final state.
+    pub state: State,
+    /// The first previewChars characters of stdout, plus "…" when more.
+    pub preview: String,
+    /// stdout's ref.
+    pub output: ArtifactRef,
+    /// The output ref's hint.
+    pub read_back_hint: String,
+    /// The first 600 characters of stderr ("…" when more), when stderr is not empty.
+    pub stderr_preview: Option<String>,
+    /// The run's task id (for reading its logs).
+    pub task_id: String,
+}
+
+/// Start git with `args` after the hardened prefix; returns its task id.
+pub fn start(
+    host: u32,
+    args: &[String],
+    session: Option<String>,
+    tmpdir: PathBuf,
+    bank: BankMode,
+) -> EngineResult<String> {
+    let s = settings(host)?;
+    let root = s.repo_root.to_string_lossy().into_owned();
+    let argv = git::full_argv(&s.git_executable, args);
+    let policy = Policy::new(PolicyInput {
+        allowed_executables: vec![s.git_executable.clone()],
+        cwd_root: root.clone(),
+        default_timeout_ms: Some(s.timeout_ms),
+        max_output_bytes: Some(s.max_output_bytes as f64),
+        kill_grace_ms: None,
+    })?;
+    let env = git::git_env(
+        std::env::var("PATH").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    );
+    let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
+    let handle = commands::start(
+        argv,
+        StartOptions {
+            cwd: root,
+            env: Some(env),
+            label: Some(label),
+            session_id: session,
+            ..Default::default()
+        },
+        StartContext {
+            host,
+            policy: Some(policy),
+            veto: None,
+            tmpdir,
+            context_session: None,
+            bank,
+            hidden: true,
+        },
+    )?;
+    Ok(handle.task_id)
+}
+
+/// Wait for a started git run to settle and describe it.
+pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
+    let s = settings(host)?;
+    let st = commands::await_settled(host, task_id, None).await?;
+    let rec = registry::lookup(host, task_id)?;
+    let preview = head(&rec, Stream::Stdout, s.preview_chars as usize);
+    let stderr_preview = (st.stderr_bytes > 0.0).then(|| head(&rec, Stream::Stderr, 600));
+    let output = st
+        .stdout
+        .clone()
+        .ok_or_else(|| EngineError::Other("a settled git run has no stdout ref".into()))?;
+    Ok(GitResult {
+        command: rec.argv.clone(),
+        ok: st.exit_code == Some(0),
+        exit_code: st.exit_code,
+        state: st.state,
+        preview,
+        read_back_hint: output.read_back_hint.clone(),
+        output,
+        stderr_preview,
+        task_id: task_id.to_string(),
+    })
+}
+
+/// Start git and wait for the result (for engine callers and tests).
+pub async fn run(
+    host: u32,
+    args: &[String],
+    session: Option<String>,
+    tmpdir: PathBuf,
+    bank: BankMode,
+) -> EngineResult<GitResult> {
+    let id = start(host, args, session, tmpdir, bank)?;
+    result(host, &id).await
+}
+
+fn head(rec: &crate::record::Record, s: Stream, chars: usize) -> String {
+    let log = rec.log(s);
+    let mut buf = vec![0u8; log.bytes().min((chars * 3 + 4) as u64) as usize];
+    let ok = log
+        .open()
+        .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0))
+        .is_ok();
+    if !ok {
+        return String::new();
+    }
+    let (mut text, more) = text::head_text(&buf, chars);
+    if more || (buf.len() as u64) < log.bytes() && text.encode_utf16().count() >= chars {
+        text.push('…');
+    }
+    text
+}

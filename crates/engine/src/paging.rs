@@ -1,0 +1,112 @@
+//! Output pages: a window of a stream's decoded text in UTF-16 code units,
+//! the shape shared by command output and the built-in bank.
+
+use crate::capture::StreamLog;
+use crate::text;
+
+/// Default page size.
+pub const DEFAULT_LIMIT: u64 = 50_000;
+/// Largest page.
+pub const MAX_LIMIT: u64 = 200_000;
+
+/// A normalised page request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First unit (≥ 0).
+    pub offset: u64,
+    /// Units asked for (1..=200000).
+    pub limit: u64,
+}
+
+impl Window {
+    /// Apply the defaults and clamps: offset 0 (negatives and NaN → 0),
+    /// limit 50000 clamped to 1..200000; fractions are cut.
+    pub fn new(offset: Option<f64>, limit: Option<f64>) -> Window {
+        let offset = offset
+            .filter(|o| o.is_finite() && *o > 0.0)
+            .map_or(0, |o| o.floor() as u64);
+        let limit = match limit {
+            None => DEFAULT_LIMIT,
+            Some(l) if l.is_nan() => DEFAULT_LIMIT,
+            Some(l) => l.floor().clamp(1.0, MAX_LIMIT as f64) as u64,
+        };
+        Window { offset, limit }
+    }
+}
+
+/// One page of a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The text, as UTF-16 code units (may begin or end with half a surrogate pair, like `slice`).
+    pub content: Vec<u16>,
+    /// The first unit.
+    pub offset: u64,
+    /// The limit asked for (after clamping).
+    pub limit: u64,
+    /// The decoded length of the stream so far.
+    pub total_size: u64,
+    /// `offset + limit < totalSize`.
+    pub has_more: bool,
+}
+
+/// Read a page of `log` (blocking file I/O: run it off the JS thread).
+pub fn read_page(log: &StreamLog, w: Window) -> std::io::Result<Page> {
+    let file = log.open()?;
+    let idx = log.index.lock().unwrap();
+    let win = text::read_window(&file, &idx, log.is_finished(), w.offset, w.limit)?;
+    drop(idx);
+    Ok(Page {
+        content: win.content,
+        offset: w.offset,
+        limit: w.limit,
+        total_size: win.total_units,
+        has_more: w.offset + w.limit < win.total_units,
+    })
+}
+
+/// The decoded length of a log so far.
+pub fn total_units(log: &StreamLog) -> u64 {
+    let idx = log.index.lock().unwrap();
+    if log.is_finished() {
+        idx.final_units()
+    } else {
+        idx.committed_units()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_clamps() {
+        assert_eq!(
+            Window::new(None, None),
+            Window {
+                offset: 0,
+                limit: 50_000
+            }
+        );
+        assert_eq!(
+            Window::new(Some(-5.0), Some(0.0)),
+            Window {
+                offset: 0,
+                limit: 1
+            }
+        );
+        assert_eq!(
+            Window::new(Some(f64::NAN), Some(1e9)),
+            Window {
+                offset: 0,
+                limit: 200_000
+            }
+        );
+        assert_eq!(
+            Window::new(Some(10.7), Some(137.2)),
+            Window {
+                offset: 10,
+                limit: 137
+            }
+        );
+    }
+}

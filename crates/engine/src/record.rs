@@ -1,0 +1,331 @@
+//! One command as the registry keeps it: identity, limits, its two logs, and
+//! the live part a supervisor updates. Statuses are built fresh from it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::capture::{Stream, StreamLog};
+use crate::text;
+
+/// The public states of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Not yet confirmed started by the OS.
+    Queued,
+    /// Started and not settled.
+    Running,
+    /// Ended on its own (or could not start).
+    Exited,
+    /// Stopped by a signal: a kill, an abort, a disposed host, a log write failure, or a signal nobody here sent.
+    Killed,
+    /// Stopped because it outlived its budget.
+    Timeout,
+    /// Stopped because a stream reached the byte cap.
+    OutputLimit,
+}
+
+impl State {
+    /// The name callers see.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Queued => "queued",
+            State::Running => "running",
+            State::Exited => "exited",
+            State::Killed => "killed",
+            State::Timeout => "timeout",
+            State::OutputLimit => "output-limit",
+        }
+    }
+
+    /// Whether this is a final state.
+    pub fn is_settled(self) -> bool {
+        !matches!(self, State::Queued | State::Running)
+    }
+}
+
+/// A banked stream, as a host's bank or the built-in bank describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactRef {
+    /// The bank's id ("" when banking failed).
+    pub artifact_id: String,
+    /// `"<label> [stdout]"`.
+    pub label: String,
+    /// Always `"command-output"` for refs this engine makes.
+    pub kind: String,
+    /// Bytes of the stream.
+    pub size_bytes: f64,
+    /// The first characters of the stream.
+    pub preview: String,
+    /// How to read the whole stream back.
+    pub read_back_hint: String,
+}
+
+/// Why the runner stopped a command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KillReason {
+    /// `killBackgroundCommand`.
+    Caller,
+    /// The command's AbortSignal fired.
+    Abort,
+    /// `killAllBackgroundCommands`.
+    HostDisposed,
+}
+
+/// Messages a supervisor takes.
+#[derive(Debug)]
+pub enum Control {
+    /// Stop the command's group with this signal (escalating to SIGKILL).
+    Kill(i32, KillReason),
+}
+
+/// The part of a record that changes.
+#[derive(Debug)]
+pub struct Live {
+    /// The public state (final only once refs are published).
+    pub state: State,
+    /// Exit code, when it exited with one.
+    pub exit_code: Option<i32>,
+    /// Name of the signal that ended it.
+    pub signal: Option<String>,
+    /// What went wrong, if anything did.
+    pub error: Option<String>,
+    /// When the process ended (or failed to start).
+    pub ended: Option<Instant>,
+    /// Both refs, once banked.
+    pub refs: Option<Box<[ArtifactRef; 2]>>,
+    /// Whether a caller looked at it after it settled.
+    pub looked_at: bool,
+    /// Whether the runner or a caller stopped it.
+    pub killed: bool,
+    /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
+    pub follow: [u64; 2],
+}
+
+/// How a settled command is banked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BankMode {
+    /// The built-in bank: the log file is the artifact.
+    BuiltIn,
+    /// The host's `bankArtifact`, reached through the listener.
+    Host,
+}
+
+/// One command.
+#[derive(Debug)]
+pub struct Record {
+    /// `c<counter><12 hex>`.
+    pub task_id: String,
+    /// The host that started it.
+    pub host: u32,
+    /// Its session.
+    pub session: String,
+    /// Its label.
+    pub label: String,
+    /// Its argv.
+    pub argv: Vec<String>,
+    /// The real directory it runs in.
+    pub cwd: String,
+    /// Epoch ms of the start call.
+    pub started_at_ms: f64,
+    /// Monotonic start.
+    pub started: Instant,
+    /// Its log directory.
+    pub dir: PathBuf,
+    /// Runs the toolsets make for themselves (git) are not listed or counted.
+    pub hidden: bool,
+    /// Budget in ms.
+    pub timeout_ms: f64,
+    /// Per-stream cap.
+    pub max_output_bytes: u64,
+    /// SIGTERM → SIGKILL grace in ms.
+    pub kill_grace_ms: f64,
+    /// How it is banked.
+    pub bank: BankMode,
+    /// stdout and stderr.
+    pub streams: [StreamLog; 2],
+    /// Process group id once started (0 before).
+    pub pgid: AtomicI32,
+    /// The changing part.
+    pub live: Mutex<Live>,
+    /// Becomes true when the settled state is published.
+    pub settled: watch::Sender<bool>,
+    /// The supervisor's mailbox (gone once settled).
+    pub control: Mutex<Option<mpsc::UnboundedSender<Control>>>,
+    /// Where the host's bank answers (while banking).
+    pub bank_reply: Mutex<Option<oneshot::Sender<[BankOutcome; 2]>>>,
+}
+
+/// What banking one stream through the host gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BankOutcome {
+    /// A proper ref.
+    Ref(ArtifactRef),
+    /// Why no ref could be had.
+    Failed(String),
+}
+
+/// A status, built fresh on each call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// Task id.
+    pub task_id: String,
+    /// Label.
+    pub label: String,
+    /// Public state.
+    pub state: State,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Ending signal's name.
+    pub signal: Option<String>,
+    /// Milliseconds from start to end (or to now).
+    pub duration_ms: f64,
+    /// Bytes in stdout.log.
+    pub stdout_bytes: f64,
+    /// Bytes in stderr.log.
+    pub stderr_bytes: f64,
+    /// Banked stdout.
+    pub stdout: Option<ArtifactRef>,
+    /// Banked stderr.
+    pub stderr: Option<ArtifactRef>,
+    /// The end of both streams, ≤ 2000 characters.
+    pub tail_preview: String,
+    /// What went wrong.
+    pub error: Option<String>,
+}
+
+/// The preview budget of a status, in UTF-16 units.
+pub const TAIL_UNITS: usize = 2000;
+
+impl Record {
+    /// The log of one stream.
+    pub fn log(&self, s: Stream) -> &StreamLog {
+        &self.streams[s as usize]
+    }
+
+    /// Whether the settled state is published.
+    pub fn is_settled(&self) -> bool {
+        *self.settled.borrow()
+    }
+
+    /// Build a status now. `look` marks a settled command looked at.
+    pub fn status(&self, look: bool) -> Status {
+        let (state, exit_code, signal, error, ended, refs) = {
+            let mut live = self.live.lock().unwrap();
+            if look && live.state.is_settled() {
+                live.looked_at = true;
+            }
+            (
+                live.state,
+                live.exit_code,
+                live.signal.clone(),
+                live.error.clone(),
+                live.ended,
+                live.refs.clone(),
+            )
+        };
+        let end = if state.is_settled() {
+            ended.unwrap_or_else(Instant::now)
+        } else {
+            Instant::now()
+        };
+        let duration = end.saturating_duration_since(self.started);
+        let (stdout, stderr) = match refs {
+            Some(r) => {
+                let [a, b] = *r;
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        };
+        Status {
+            task_id: self.task_id.clone(),
+            label: self.label.clone(),
+            state,
+            exit_code,
+            signal,
+            duration_ms: ms(duration),
+            stdout_bytes: self.log(Stream::Stdout).bytes() as f64,
+            stderr_bytes: self.log(Stream::Stderr).bytes() as f64,
+            stdout,
+            stderr,
+            tail_preview: self.tail_preview(state.is_settled()),
+            error,
+        }
+    }
+
+    /// The tail preview: the end of each stream under its heading, ≤ 2000 units in all.
+    pub fn tail_preview(&self, settled: bool) -> String {
+        let lens = Stream::BOTH.map(|s| self.log(s).readable_bytes());
+        let with_output: Vec<Stream> = Stream::BOTH
+            .into_iter()
+            .filter(|s| lens[*s as usize] > 0)
+            .collect();
+        if with_output.is_empty() {
+            return if settled {
+                "(the command wrote no output)"
+            } else {
+                "(no output yet)"
+            }
+            .to_string();
+        }
+        let share = TAIL_UNITS / with_output.len();
+        let mut parts = Vec::with_capacity(2);
+        for (i, s) in with_output.iter().enumerate() {
+            let heading = format!("[{} tail]\n", s.name());
+            // Headings and the newline between blocks count against each share.
+            let budget = share - heading.len() - usize::from(i > 0);
+            let text = self
+                .log(*s)
+                .open()
+                .and_then(|f| text::tail_text(&f, lens[*s as usize], budget))
+                .unwrap_or_else(|e| format!("(the log could not be read: {e})"));
+            parts.push(format!("{heading}{text}"));
+        }
+        parts.join("\n")
+    }
+
+    /// Mark looked at, if settled.
+    pub fn look(&self) {
+        let mut live = self.live.lock().unwrap();
+        if live.state.is_settled() {
+            live.looked_at = true;
+        }
+    }
+
+    /// Whether it counts as finished-and-unread.
+    pub fn is_unread(&self) -> bool {
+        let live = self.live.lock().unwrap();
+        live.state.is_settled() && !live.looked_at
+    }
+
+    /// Send the supervisor a message; false once settled.
+    pub fn send(&self, msg: Control) -> bool {
+        match self.control.lock().unwrap().as_ref() {
+            Some(tx) => tx.send(msg).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Wait until settled, at most `limit` (forever when `None`).
+    pub async fn wait_settled(self: &Arc<Self>, limit: Option<Duration>) -> bool {
+        let mut rx = self.settled.subscribe();
+        let wait = rx.wait_for(|s| *s);
+        match limit {
+            Some(d) => matches!(tokio::time::timeout(d, wait).await, Ok(Ok(_))),
+            None => wait.await.is_ok(),
+        }
+    }
+
+    /// The process group id, once started.
+    pub fn pgid(&self) -> i32 {
+        self.pgid.load(Ordering::Acquire)
+    }
+}
+
+/// A duration in whole milliseconds.
+pub fn ms(d: Duration) -> f64 {
+    d.as_millis() as f64
+}

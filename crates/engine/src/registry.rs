@@ -1,0 +1,206 @@
+//! Every command and host of the process. Settled commands are never
+//! evicted: a status stays answerable for the life of the process.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
+
+use crate::errors::{EngineError, EngineResult};
+use crate::gitrun::GitSettings;
+use crate::policy::Policy;
+use crate::record::Record;
+
+/// What the engine keeps per host.
+#[derive(Debug, Default)]
+pub struct Host {
+    /// The declared command policy.
+    pub policy: Option<Policy>,
+    /// The git toolset's settings.
+    pub git: Option<GitSettings>,
+    /// Its commands, oldest first.
+    pub tasks: Vec<Arc<Record>>,
+    /// The session used when neither the call nor the host names one.
+    pub default_session: String,
+}
+
+/// Counters a checklist reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Not settled.
+    pub running: u32,
+    /// Settled and not yet looked at.
+    pub finished: u32,
+}
+
+struct Registry {
+    tasks: RwLock<HashMap<String, Arc<Record>>>,
+    hosts: Mutex<HashMap<u32, Host>>,
+    next_host: AtomicU32,
+    counter: AtomicU64,
+    salt: u64,
+}
+
+static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry {
+    tasks: RwLock::new(HashMap::new()),
+    hosts: Mutex::new(HashMap::new()),
+    next_host: AtomicU32::new(1),
+    counter: AtomicU64::new(1),
+    salt: seed(),
+});
+
+fn seed() -> u64 {
+    let mut buf = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
+        .is_ok()
+    {
+        u64::from_le_bytes(buf)
+    } else {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        t.as_nanos() as u64 ^ (std::process::id() as u64) << 32
+    }
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A new task id: `c<counter><12 hex chars>`, unique in the process.
+pub fn new_task_id() -> String {
+    let n = REGISTRY.counter.fetch_add(1, Ordering::Relaxed);
+    format!("c{n}{:012x}", mix(REGISTRY.salt ^ n) & 0xffff_ffff_ffff)
+}
+
+/// Register a new host and return its id.
+pub fn register_host() -> u32 {
+    let id = REGISTRY.next_host.fetch_add(1, Ordering::Relaxed);
+    let host = Host {
+        default_session: format!("default-session-host-{id}"),
+        ..Default::default()
+    };
+    REGISTRY.hosts.lock().unwrap().insert(id, host);
+    id
+}
+
+/// Run `f` on a host's state.
+pub fn with_host<T>(host: u32, f: impl FnOnce(&mut Host) -> T) -> T {
+    let mut hosts = REGISTRY.hosts.lock().unwrap();
+    let h = hosts.entry(host).or_insert_with(|| Host {
+        default_session: format!("default-session-host-{host}"),
+        ..Default::default()
+    });
+    f(h)
+}
+
+/// Add a started command.
+pub fn insert(rec: Arc<Record>) {
+    REGISTRY
+        .tasks
+        .write()
+        .unwrap()
+        .insert(rec.task_id.clone(), rec.clone());
+    with_host(rec.host, |h| h.tasks.push(rec));
+}
+
+/// A command by id, for any host (the built-in bank and internal events).
+pub fn by_id(task_id: &str) -> Option<Arc<Record>> {
+    REGISTRY.tasks.read().unwrap().get(task_id).cloned()
+}
+
+/// A command of this host, or the error that lists the host's commands.
+pub fn lookup(host: u32, task_id: &str) -> EngineResult<Arc<Record>> {
+    match by_id(task_id) {
+        Some(r) if r.host == host => Ok(r),
+        _ => Err(EngineError::UnknownTask {
+            task_id: task_id.to_string(),
+            known: with_host(host, |h| {
+                h.tasks
+                    .iter()
+                    .filter(|r| !r.hidden)
+                    .map(|r| r.task_id.clone())
+                    .collect()
+            }),
+        }),
+    }
+}
+
+/// The visible commands of a host, oldest first.
+pub fn host_tasks(host: u32) -> Vec<Arc<Record>> {
+    with_host(host, |h| {
+        h.tasks.iter().filter(|r| !r.hidden).cloned().collect()
+    })
+}
+
+/// Every unsettled command of every host.
+pub fn all_unsettled() -> Vec<Arc<Record>> {
+    REGISTRY
+        .tasks
+        .read()
+        .unwrap()
+        .values()
+        .filter(|r| !r.is_settled())
+        .cloned()
+        .collect()
+}
+
+fn count<'a>(recs: impl Iterator<Item = &'a Arc<Record>>) -> Counts {
+    let mut c = Counts::default();
+    for r in recs {
+        if r.is_settled() {
+            if r.is_unread() {
+                c.finished += 1;
+            }
+        } else {
+            c.running += 1;
+        }
+    }
+    c
+}
+
+/// Counters of one host's session.
+pub fn host_counts(host: u32, session: &str) -> Counts {
+    with_host(host, |h| {
+        count(h.tasks.iter().filter(|r| !r.hidden && r.session == session))
+    })
+}
+
+/// Counters of a session across every host.
+pub fn session_counts(session: &str) -> Counts {
+    let tasks = REGISTRY.tasks.read().unwrap();
+    count(tasks.values().filter(|r| !r.hidden && r.session == session))
+}
+
+/// The host's default session.
+pub fn default_session(host: u32) -> String {
+    with_host(host, |h| h.default_session.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_have_the_contract_shape_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let id = new_task_id();
+            assert!(id.starts_with('c'));
+            let tail = &id[id.len() - 12..];
+            assert!(
+                tail.chars()
+                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+                "{id}"
+            );
+            assert!(
+                id[1..id.len() - 12].chars().all(|c| c.is_ascii_digit()),
+                "{id}"
+            );
+            assert!(seen.insert(id));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Signal names as Node spells them, and sending signals to process groups.
+
+/// The signal names a caller may pass to a kill.
+pub const NAMES: &[&str] = &[
+    "SIGHUP",
+    "SIGINT",
+    "SIGQUIT",
+    "SIGILL",
+    "SIGTRAP",
+    "SIGABRT",
+    "SIGBUS",
+    "SIGFPE",
+    "SIGKILL",
+    "SIGUSR1",
+    "SIGSEGV",
+    "SIGUSR2",
+    "SIGPIPE",
+    "SIGALRM",
+    "SIGTERM",
+    "SIGSTKFLT",
+    "SIGCHLD",
+    "SIGCONT",
+    "SIGSTOP",
+    "SIGTSTP",
+    "SIGTTIN",
+    "SIGTTOU",
+    "SIGURG",
+    "SIGXCPU",
+    "SIGXFSZ",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGWINCH",
+    "SIGIO",
+    "SIGPWR",
+    "SIGSYS",
+];
+
+const NUMBERS: &[i32] = &[
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGKILL,
+    libc::SIGUSR1,
+    libc::SIGSEGV,
+    libc::SIGUSR2,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGTERM,
+    libc::SIGSTKFLT,
+    libc::SIGCHLD,
+    libc::SIGCONT,
+    libc::SIGSTOP,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGURG,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGWINCH,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSYS,
+];
+
+/// The number of a signal named like Node names it (`"SIGTERM"`).
+pub fn from_name(name: &str) -> Option<i32> {
+    NAMES.iter().position(|n| *n == name).map(|i| NUMBERS[i])
+}
+
+/// The name of a signal number, or `SIG<n>` for one without a name here.
+pub fn name(sig: i32) -> String {
+    NUMBERS
+        .iter()
+        .position(|n| *n == sig)
+        .map(|i| NAMES[i].to_string())
+        .unwrap_or_else(|| format!("SIG{sig}"))
+}
+
+/// Send `sig` to every process of group `pgid`; a group that is already
+/// gone is not an error.
+pub fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid addresses a process group; no memory is involved.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(NAMES.len(), NUMBERS.len());
+        for n in NAMES {
+            assert_eq!(name(from_name(n).unwrap()), *n);
+        }
+        assert_eq!(from_name("SIGTERM"), Some(15));
+        assert_eq!(from_name("TERM"), None);
+        assert_eq!(name(64), "SIG64");
+    }
+}

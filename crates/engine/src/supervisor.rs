@@ -1,0 +1,385 @@
+//! One owner task per command. It starts the process, then selects over the
+//! leader's exit, both pipes, the budget, the SIGKILL escalation, the drain
+//! grace and control messages, until the process has ended and its pipes are
+//! drained (or the drain grace ran out). Then it stops whatever is left of the
+//! group, reaps the leader, banks both streams and publishes the settled state.
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+use tokio::time::{sleep_until, Instant};
+
+use crate::bank;
+use crate::capture::{Sink, Stream, Wrote};
+use crate::policy::js_number;
+use crate::record::{Control, KillReason, Record, State};
+use crate::sandbox::{os_reason, HeldDir};
+use crate::signals::{self, signal_group};
+use crate::spawn::{self, Exit};
+use crate::watchdog;
+
+/// How long the pipes may stay open after the leader exited (descendants
+/// holding them) before the rest of the group is stopped.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
+
+const CHUNK: usize = 64 * 1024;
+
+/// What the supervisor needs besides the record.
+pub struct Launch {
+    /// The directory that passed the sandbox check.
+    pub dir: HeldDir,
+    /// The replacing environment, when given.
+    pub env: Option<Vec<(String, String)>>,
+    /// stdout.log and stderr.log, open for writing.
+    pub files: [File; 2],
+    /// The mailbox.
+    pub control: mpsc::UnboundedReceiver<Control>,
+}
+
+/// Why the runner began stopping a command.
+#[derive(Debug, Clone)]
+enum Stop {
+    Timeout,
+    Killed(KillReason, i32),
+    OutputLimit(Stream),
+    WriteFailed(Stream, String),
+}
+
+/// Start the supervisor of `rec` on the engine's runtime.
+pub fn launch(rec: Arc<Record>, l: Launch) {
+    crate::runtime::handle().spawn(supervise(rec, l));
+}
+
+async fn supervise(rec: Arc<Record>, l: Launch) {
+    let Launch {
+        dir,
+        env,
+        files,
+        mut control,
+    } = l;
+    let spawned = spawn::spawn(&rec.argv, &dir, env.as_deref());
+    drop(dir);
+    let child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            let error = format!(
+                "{:?} could not be started: {}. Check that argv[0] names an installed executable this user may run.",
+                rec.argv[0],
+                os_reason(&e)
+            );
+            for s in Stream::BOTH {
+                rec.log(s).finish();
+            }
+            finish(&rec, State::Exited, None, None, Some(error), false).await;
+            return;
+        }
+    };
+    let pid = child.pid;
+    rec.pgid.store(pid, std::sync::atomic::Ordering::Release);
+    watchdog::track(pid);
+    {
+        let mut live = rec.live.lock().unwrap();
+        if live.state == State::Queued {
+            live.state = State::Running;
+        }
+    }
+    let outcome = run(&rec, pid, child.stdout, child.stderr, files, &mut control).await;
+    // The leader is a zombie we have not reaped, so its pid — the group id —
+    // cannot have been reused: stopping the group now only hits descendants.
+    signal_group(pid, libc::SIGKILL);
+    spawn::reap(pid);
+    watchdog::untrack(pid);
+    for s in Stream::BOTH {
+        rec.log(s).finish();
+    }
+    let (state, code, signal, mut error, killed) = describe(&rec, &outcome);
+    if outcome.descendants_held_pipes {
+        let note = format!(
+            "the command's process ended but descendants still held its output open after {}ms; they were stopped",
+            DRAIN_GRACE.as_millis()
+        );
+        error = Some(match error {
+            Some(e) => format!("{e}; {note}"),
+            None => note,
+        });
+    }
+    finish(&rec, state, code, signal, error, killed).await;
+}
+
+struct Outcome {
+    exit: Exit,
+    stop: Option<Stop>,
+    descendants_held_pipes: bool,
+}
+
+async fn run(
+    rec: &Arc<Record>,
+    pid: i32,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    files: [File; 2],
+    control: &mut mpsc::UnboundedReceiver<Control>,
+) -> Outcome {
+    let [out_file, err_file] = files;
+    let mut sinks = [
+        Sink::new(out_file, rec.max_output_bytes),
+        Sink::new(err_file, rec.max_output_bytes),
+    ];
+    let mut out = pipe::Receiver::from_owned_fd(stdout).ok();
+    let mut err = pipe::Receiver::from_owned_fd(stderr).ok();
+    let mut out_buf = vec![0u8; CHUNK];
+    let mut err_buf = vec![0u8; CHUNK];
+
+    let exit_wait = wait_exit(pid);
+    tokio::pin!(exit_wait);
+
+    let start = Instant::now();
+    let far = start + Duration::from_secs(60 * 60 * 24 * 365 * 30);
+    let budget = start
+        .checked_add(Duration::from_secs_f64(rec.timeout_ms / 1000.0))
+        .unwrap_or(far);
+    let grace = Duration::from_secs_f64(rec.kill_grace_ms / 1000.0);
+    let budget_timer = sleep_until(budget);
+    let escalate_timer = sleep_until(far);
+    let drain_timer = sleep_until(far);
+    tokio::pin!(budget_timer, escalate_timer, drain_timer);
+    let (mut escalating, mut draining, mut listening) = (false, false, true);
+
+    let mut exit: Option<Exit> = None;
+    let mut stop: Option<Stop> = None;
+    let mut held = false;
+
+    macro_rules! begin_stop {
+        ($why:expr, $sig:expr) => {{
+            let sig: i32 = $sig;
+            if stop.is_none() && exit.is_none() {
+                stop = Some($why);
+                signal_group(pid, sig);
+                if sig != libc::SIGKILL {
+                    signal_group(pid, libc::SIGCONT);
+                    escalate_timer.as_mut().reset(Instant::now() + grace);
+                    escalating = true;
+                }
+            }
+        }};
+    }
+
+    loop {
+        if exit.is_some() && out.is_none() && err.is_none() {
+            break;
+        }
+        tokio::select! {
+            biased;
+            msg = control.recv(), if listening => match msg {
+                Some(Control::Kill(sig, reason)) => {
+                    if exit.is_some() {
+                        // Only descendants are left: stop them and settle.
+                        signal_group(pid, libc::SIGKILL);
+                        held = out.is_some() || err.is_some();
+                        break;
+                    }
+                    begin_stop!(Stop::Killed(reason, sig), sig);
+                }
+                None => listening = false,
+            },
+            e = &mut exit_wait, if exit.is_none() => {
+                exit = Some(e);
+                drain_timer.as_mut().reset(Instant::now() + DRAIN_GRACE);
+                draining = true;
+            }
+            r = read_some(&mut out, &mut out_buf), if out.is_some() => {
+                match r {
+                    Some(n) => if let Some(why) = take(rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
+                        begin_stop!(why, libc::SIGTERM);
+                    },
+                    None => out = None,
+                }
+            }
+            r = read_some(&mut err, &mut err_buf), if err.is_some() => {
+                match r {
+                    Some(n) => if let Some(why) = take(rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
+                        begin_stop!(why, libc::SIGTERM);
+                    },
+                    None => err = None,
+                }
+            }
+            _ = &mut budget_timer, if stop.is_none() && exit.is_none() => {
+                begin_stop!(Stop::Timeout, libc::SIGTERM);
+            }
+            _ = &mut escalate_timer, if escalating => {
+                signal_group(pid, libc::SIGKILL);
+                escalating = false;
+            }
+            _ = &mut drain_timer, if draining => {
+                held = true;
+                break;
+            }
+        }
+    }
+    let exit = match exit {
+        Some(e) => e,
+        None => exit_wait.await,
+    };
+    Outcome {
+        exit,
+        stop,
+        descendants_held_pipes: held,
+    }
+}
+
+/// Read what is there; `None` at end of file or on a read error.
+async fn read_some(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> Option<usize> {
+    let r = rx.as_mut()?;
+    match r.read(buf).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
+    }
+}
+
+/// Copy a chunk into its log; say why to stop the command, if it must stop.
+fn take(rec: &Record, sink: &mut Sink, s: Stream, chunk: &[u8]) -> Option<Stop> {
+    match sink.write(rec.log(s), chunk) {
+        Ok(Wrote::All) | Ok(Wrote::Discarded) => None,
+        Ok(Wrote::CapReached) => Some(Stop::OutputLimit(s)),
+        Err(e) => Some(Stop::WriteFailed(s, e.to_string())),
+    }
+}
+
+/// The leader's exit, watched through a pidfd (no SIGCHLD handler, so the
+/// host's own child processes are never disturbed).
+async fn wait_exit(pid: i32) -> Exit {
+    if let Some(fd) = spawn::pidfd_open(pid) {
+        // SAFETY: the AsyncFd takes ownership of the pidfd, which nothing else
+        // holds or closes while it is registered.
+        if let Ok(afd) = unsafe { AsyncFd::register(fd) } {
+            loop {
+                match afd.readable().await {
+                    Ok(mut guard) => {
+                        if let Some(e) = spawn::peek_exit(pid, false) {
+                            return e;
+                        }
+                        guard.clear_ready();
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+    // No pidfd: wait on a blocking thread.
+    match tokio::task::spawn_blocking(move || spawn::peek_exit(pid, true)).await {
+        Ok(Some(e)) => e,
+        _ => Exit::Signal(libc::SIGKILL),
+    }
+}
+
+type Described = (State, Option<i32>, Option<String>, Option<String>, bool);
+
+fn describe(rec: &Record, o: &Outcome) -> Described {
+    let (code, signal) = match o.exit {
+        Exit::Code(c) => (Some(c), None),
+        Exit::Signal(s) => (None, Some(signals::name(s))),
+    };
+    let ended_by = signal
+        .clone()
+        .map(|s| format!(" (it ended on {s})"))
+        .unwrap_or_default();
+    match &o.stop {
+        Some(Stop::Timeout) => (
+            State::Timeout,
+            code,
+            signal,
+            Some(format!(
+                "The command exceeded its {}ms budget and was stopped with SIGTERM (SIGKILL after {}ms if still running){ended_by}; its output up to then is banked in full",
+                js_number(rec.timeout_ms),
+                js_number(rec.kill_grace_ms)
+            )),
+            true,
+        ),
+        Some(Stop::Killed(reason, sig)) => {
+            let who = match reason {
+                KillReason::Caller => "by the caller (killBackgroundCommand)",
+                KillReason::Abort => "by the caller's abortSignal",
+                KillReason::HostDisposed => "because the host was disposed (killAllBackgroundCommands)",
+            };
+            (
+                State::Killed,
+                code,
+                signal,
+                Some(format!(
+                    "The command was killed with {} {who}{ended_by}; its output up to then is banked in full",
+                    signals::name(*sig)
+                )),
+                true,
+            )
+        }
+        Some(Stop::OutputLimit(s)) => (
+            State::OutputLimit,
+            code,
+            signal,
+            Some(format!(
+                "{} reached the {}-byte cap (maxOutputBytes) and the command was stopped{ended_by}; its output up to the cap is banked in full. Raise maxOutputBytes to capture more.",
+                s.name(),
+                rec.max_output_bytes
+            )),
+            true,
+        ),
+        Some(Stop::WriteFailed(s, e)) => (
+            State::Killed,
+            code,
+            signal,
+            Some(format!(
+                "Writing {} to its log file {} failed: {e}. The command was stopped; the {} bytes written before the failure are kept. Free space in (or point TMPDIR at) a writable directory.",
+                s.name(),
+                rec.log(*s).path.display(),
+                rec.log(*s).bytes()
+            )),
+            true,
+        ),
+        None => match o.exit {
+            Exit::Code(_) => (State::Exited, code, None, None, false),
+            Exit::Signal(_) => (
+                State::Killed,
+                None,
+                signal.clone(),
+                Some(format!(
+                    "The command was ended by {}, a signal this runner did not send; its output up to then is banked in full",
+                    signal.unwrap_or_default()
+                )),
+                false,
+            ),
+        },
+    }
+}
+
+async fn finish(
+    rec: &Arc<Record>,
+    state: State,
+    code: Option<i32>,
+    signal: Option<String>,
+    error: Option<String>,
+    killed: bool,
+) {
+    {
+        let mut live = rec.live.lock().unwrap();
+        live.ended = Some(std::time::Instant::now());
+        live.killed = killed;
+    }
+    *rec.control.lock().unwrap() = None;
+    let refs = bank::bank(rec).await;
+    {
+        let mut live = rec.live.lock().unwrap();
+        live.exit_code = code;
+        live.signal = signal;
+        live.error = error;
+        live.refs = Some(Box::new(refs));
+        live.state = state;
+    }
+    rec.settled.send_replace(true);
+    crate::runtime::emit(crate::runtime::Event::Settled(rec.task_id.clone()));
+}

@@ -1,0 +1,254 @@
+'use strict'
+// The model-facing tool objects: { name, description, inputSchema, execute }.
+// execute never rejects: every refusal comes back as { isError: true, error }
+// with the engine's message, which names the recovery step.
+
+const DEFAULT_TIMEOUT_MS = 120000
+
+function isObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+
+function tool(name, description, inputSchema, shape, run) {
+  return {
+    name,
+    description,
+    inputSchema,
+    async execute(params, executionContext) {
+      try {
+        if (!isObject(params)) {
+          throw new Error(`${name} expects an object of the shape ${shape}`)
+        }
+        return await run(params, isObject(executionContext) ? executionContext : undefined)
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e)
+        return { isError: true, error: msg.startsWith(name) ? msg : `${name} ${shape}: ${msg}` }
+      }
+    },
+  }
+}
+
+const taskIdSchema = { type: 'string', description: 'The taskId that run_command_bg returned.' }
+
+function createBackgroundCommandTools(host, api, native, hostState) {
+  const state = hostState(host)
+  const sessionFor = (ctx) => {
+    const s = ctx && typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0 ? ctx.sessionId : undefined
+    return s
+  }
+  const counters = (ctx) => {
+    const s = sessionFor(ctx)
+    return api.backgroundCommandCounts(host, s ?? hostSession(host, native, state))
+  }
+
+  const runShape = '{ argv: string[], cwd?: string, timeoutMs?: number }'
+  const run_command_bg = tool(
+    'run_command_bg',
+    'Start a command in the background and get its taskId at once; keep working and check on it later with command_status. ' +
+      'There is NO shell: argv is [executable, ...args], each argument its own entry (no pipes, redirects, && or globbing), and the executable must be one the host allowlisted, spelled exactly. ' +
+      'cwd defaults to the sandbox root and must stay inside it. timeoutMs may shorten the budget the host set, never lengthen it. ' +
+      'Both output streams are kept in full: the status tail is orientation only; the banked stdout/stderr refs (and command_output) are the evidence.',
+    {
+      type: 'object',
+      properties: {
+        argv: {
+          type: 'array',
+          items: { type: 'string' },
+          minItems: 1,
+          description: 'The executable and its arguments, e.g. ["/usr/bin/pnpm", "run", "lint"].',
+        },
+        cwd: { type: 'string', description: 'Working directory inside the sandbox root (relative paths resolve against the root).' },
+        timeoutMs: { type: 'number', exclusiveMinimum: 0, description: "A shorter budget than the host's, in milliseconds." },
+      },
+      required: ['argv'],
+      additionalProperties: false,
+    },
+    runShape,
+    async (params, ctx) => {
+      const policy = api.getBackgroundCommandPolicy(host)
+      if (!policy) {
+        throw new Error(
+          'No background command policy is set for this host, so no command can run: the host must call setBackgroundCommandPolicy (NeuroLink: registerBackgroundCommandTools) first',
+        )
+      }
+      const budget = policy.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS
+      const timeoutMs =
+        typeof params.timeoutMs === 'number' && params.timeoutMs > 0 ? Math.min(params.timeoutMs, budget) : params.timeoutMs
+      const options = { cwd: params.cwd ?? policy.cwdRoot, timeoutMs }
+      const session = sessionFor(ctx)
+      if (session) options.sessionId = session
+      const handle = await api.startBackgroundCommand(host, params.argv, options)
+      return { ...handle, ...counters(ctx) }
+    },
+  )
+
+  const statusShape = '{ taskId: string, waitMs?: number }'
+  const command_status = tool(
+    'command_status',
+    'The live status of a background command: state (running, exited, killed, timeout, output-limit), exit code, byte counts and a short tail. ' +
+      'With waitMs it waits up to that long for the command to settle first. Once settled, stdout/stderr are banked refs holding the complete output. ' +
+      'running/finished count your session\'s commands (finished = settled and not looked at yet).',
+    {
+      type: 'object',
+      properties: {
+        taskId: taskIdSchema,
+        waitMs: { type: 'number', minimum: 0, description: 'Wait at most this long for the command to settle.' },
+      },
+      required: ['taskId'],
+      additionalProperties: false,
+    },
+    statusShape,
+    async (params, ctx) => {
+      const status =
+        params.waitMs === undefined
+          ? api.getBackgroundCommandStatus(host, params.taskId)
+          : await api.awaitBackgroundCommand(host, params.taskId, { timeoutMs: params.waitMs })
+      return { ...status, ...counters(ctx) }
+    },
+  )
+
+  const outputShape = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number }'
+  const command_output = tool(
+    'command_output',
+    'Read one page of a command\'s complete output, while it runs or after: offset and limit count characters (limit defaults to 50000, at most 200000); ' +
+      'hasMore says whether to read on from offset + limit.',
+    {
+      type: 'object',
+      properties: {
+        taskId: taskIdSchema,
+        stream: { type: 'string', enum: ['stdout', 'stderr'], description: 'Which stream (default stdout).' },
+        offset: { type: 'integer', minimum: 0, description: 'First character (default 0).' },
+        limit: { type: 'integer', minimum: 1, maximum: 200000, description: 'Characters to read (default 50000).' },
+      },
+      required: ['taskId'],
+      additionalProperties: false,
+    },
+    outputShape,
+    async (params) => {
+      const page = { stream: params.stream ?? 'stdout', offset: params.offset, limit: params.limit }
+      return api.readBackgroundCommandOutput(host, params.taskId, page)
+    },
+  )
+
+  const killShape = '{ taskId: string }'
+  const command_kill = tool(
+    'command_kill',
+    'Stop a background command and its whole process group (SIGTERM, then SIGKILL after the grace period). Everything it printed stays banked and readable.',
+    {
+      type: 'object',
+      properties: { taskId: taskIdSchema },
+      required: ['taskId'],
+      additionalProperties: false,
+    },
+    killShape,
+    async (params, ctx) => {
+      const status = await api.killBackgroundCommand(host, params.taskId)
+      return { ...status, ...counters(ctx) }
+    },
+  )
+
+  return { run_command_bg, command_status, command_output, command_kill }
+}
+
+function hostSession(host, native, state) {
+  try {
+    const get = host.getToolContext
+    if (typeof get === 'function') {
+      const ctx = get.call(host)
+      if (ctx && typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0) return ctx.sessionId
+    }
+  } catch {
+    // fall through to the default session
+  }
+  return native.defaultSession(state.id)
+}
+
+const GIT_TOOLS = {
+  git_log: {
+    shape: '{ ref?: string, path?: string, maxCount?: integer 1..500, since?: string, format?: "oneline" | "full" | "stat" | "name-only" }',
+    description:
+      'The commit log (read-only): newest first, at most maxCount commits (default 20), optionally from a ref, limited to a path or to commits since a date. format: oneline (default), full, stat or name-only.',
+    properties: {
+      ref: { type: 'string', description: 'A revision: branch, tag, commit, HEAD~2 … (never a flag).' },
+      path: { type: 'string', description: 'Only commits touching this path (inside the repository).' },
+      maxCount: { type: 'integer', minimum: 1, maximum: 500, description: 'How many commits (default 20).' },
+      since: { type: 'string', description: 'Only commits after this date, e.g. "2 weeks ago" or "2024-01-31".' },
+      format: { type: 'string', enum: ['oneline', 'full', 'stat', 'name-only'] },
+    },
+    required: [],
+  },
+  git_show: {
+    shape: '{ ref: string, path?: string, nameOnly?: boolean }',
+    description: 'One commit (read-only): its message and diff, or only the names of the files it changed; optionally limited to a path.',
+    properties: {
+      ref: { type: 'string', description: 'The revision to show.' },
+      path: { type: 'string', description: 'Only this path.' },
+      nameOnly: { type: 'boolean', description: 'List changed file names instead of the diff.' },
+    },
+    required: ['ref'],
+  },
+  git_diff: {
+    shape: '{ base?: string, head?: string, path?: string, nameOnly?: boolean, stat?: boolean, unified?: integer 0..50 }',
+    description:
+      'A diff (read-only): the working tree against the index with no revisions, against base with one, or base..head with both (head needs a base). nameOnly or stat summarise it; unified sets the context lines.',
+    properties: {
+      base: { type: 'string', description: 'The revision to compare from.' },
+      head: { type: 'string', description: 'The revision to compare to (needs base).' },
+      path: { type: 'string', description: 'Only this path.' },
+      nameOnly: { type: 'boolean' },
+      stat: { type: 'boolean' },
+      unified: { type: 'integer', minimum: 0, maximum: 50, description: 'Context lines.' },
+    },
+    required: [],
+  },
+  git_blame: {
+    shape: '{ path: string, ref?: string, lineStart?: integer, lineEnd?: integer }',
+    description:
+      'Who last changed each line of a file (read-only), optionally at a revision and for a line range (a lone lineStart spans 100 lines; a lone lineEnd covers the 100 lines up to it).',
+    properties: {
+      path: { type: 'string', description: 'The file, inside the repository.' },
+      ref: { type: 'string', description: 'The revision to blame at.' },
+      lineStart: { type: 'integer', minimum: 1 },
+      lineEnd: { type: 'integer', minimum: 1 },
+    },
+    required: ['path'],
+  },
+  git_merge_base: {
+    shape: '{ base: string, head: string }',
+    description: 'The best common ancestor of two revisions (read-only).',
+    properties: {
+      base: { type: 'string', description: 'One revision.' },
+      head: { type: 'string', description: 'The other revision.' },
+    },
+    required: ['base', 'head'],
+  },
+  git_ls_files: {
+    shape: '{ path?: string }',
+    description: 'The files git tracks (read-only), optionally under a path.',
+    properties: { path: { type: 'string', description: 'Only files under this path.' } },
+    required: [],
+  },
+}
+
+function createGitTools(host, api, native, hostState) {
+  const state = hostState(host)
+  const tools = {}
+  for (const [name, spec] of Object.entries(GIT_TOOLS)) {
+    tools[name] = tool(
+      name,
+      `${spec.description} Values only, never flags: a ref or path starting with "-" is refused, and paths must stay inside the repository. ` +
+        'The preview is the start of the output; output is the banked ref with all of it.',
+      { type: 'object', properties: spec.properties, required: spec.required, additionalProperties: false },
+      spec.shape,
+      async (params, ctx) => {
+        const args = native.gitToolArgs(state.id, name, params)
+        const session = ctx && typeof ctx.sessionId === 'string' && ctx.sessionId ? ctx.sessionId : undefined
+        return api.runGitCommand(host, args, session)
+      },
+    )
+  }
+  return tools
+}
+
+module.exports = { createBackgroundCommandTools, createGitTools }

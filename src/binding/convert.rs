@@ -1,0 +1,204 @@
+//! JS values → engine values. Every shape error becomes an `EngineError`
+//! that says what was expected and what was given; nothing here panics on
+//! odd input (Proxies, getters that throw, holes, symbols).
+
+use engine::errors::EngineError;
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, JsValue, Object, Unknown};
+use napi::ValueType;
+
+type R<T> = Result<T, EngineError>;
+
+fn bad(msg: String) -> EngineError {
+    EngineError::BadInput(msg)
+}
+
+/// The type of a value, treating a failure to ask as "unknown".
+pub fn kind(v: &Unknown) -> ValueType {
+    v.get_type().unwrap_or(ValueType::Unknown)
+}
+
+/// Whether a value is absent (`undefined` or `null`).
+pub fn absent(v: &Unknown) -> bool {
+    matches!(kind(v), ValueType::Undefined | ValueType::Null)
+}
+
+/// A short description of a value for messages: `the number 42`, `undefined`, `an array`.
+pub fn describe(v: &Unknown) -> String {
+    match kind(v) {
+        ValueType::Undefined => "undefined".into(),
+        ValueType::Null => "null".into(),
+        ValueType::Boolean => format!("the boolean {}", v.coerce_to_bool().unwrap_or(false)),
+        ValueType::Number => format!(
+            "the number {}",
+            engine::policy::js_number(number(v).unwrap_or(f64::NAN))
+        ),
+        ValueType::String => {
+            let s = string(v).unwrap_or_default();
+            let short: String = s.chars().take(40).collect();
+            let more = if s.chars().count() > 40 { "…" } else { "" };
+            format!("the string {short:?}{more}")
+        }
+        ValueType::Symbol => "a symbol".into(),
+        ValueType::Function => "a function".into(),
+        ValueType::BigInt => "a bigint".into(),
+        ValueType::Object => {
+            if v.is_array().unwrap_or(false) {
+                "an array".into()
+            } else if v.is_promise().unwrap_or(false) {
+                "a Promise".into()
+            } else {
+                "an object".into()
+            }
+        }
+        _ => "a value of unknown type".into(),
+    }
+}
+
+fn number(v: &Unknown) -> napi::Result<f64> {
+    // SAFETY: only called on values whose type is Number.
+    unsafe { v.cast::<f64>() }
+}
+
+fn string(v: &Unknown) -> napi::Result<String> {
+    // SAFETY: only called on values whose type is String.
+    unsafe { v.cast::<String>() }
+}
+
+/// A string, or an error naming `what`.
+pub fn as_string(v: &Unknown, what: &str) -> R<String> {
+    if kind(v) == ValueType::String {
+        string(v).map_err(|e| bad(format!("{what} could not be read as a string: {e}")))
+    } else {
+        Err(bad(format!(
+            "{what} must be a string (got {})",
+            describe(v)
+        )))
+    }
+}
+
+/// A number (any, NaN included: ranges are the engine's business), or an error.
+pub fn as_number(v: &Unknown, what: &str) -> R<f64> {
+    if kind(v) == ValueType::Number {
+        number(v).map_err(|e| bad(format!("{what} could not be read as a number: {e}")))
+    } else {
+        Err(bad(format!(
+            "{what} must be a number (got {})",
+            describe(v)
+        )))
+    }
+}
+
+/// A boolean, or an error.
+pub fn as_bool(v: &Unknown, what: &str) -> R<bool> {
+    if kind(v) == ValueType::Boolean {
+        Ok(v.coerce_to_bool().unwrap_or(false))
+    } else {
+        Err(bad(format!(
+            "{what} must be a boolean (got {})",
+            describe(v)
+        )))
+    }
+}
+
+/// A plain object (not an array, not a function), or an error.
+pub fn as_object<'a>(v: &Unknown<'a>, what: &str) -> R<Object<'a>> {
+    if kind(v) == ValueType::Object && !v.is_array().unwrap_or(false) {
+        // SAFETY: the value is an object.
+        unsafe { v.cast::<Object>() }.map_err(|e| bad(format!("{what}: {e}")))
+    } else {
+        Err(bad(format!(
+            "{what} must be an object (got {})",
+            describe(v)
+        )))
+    }
+}
+
+/// A property of an object (a throwing getter or Proxy trap becomes an error).
+pub fn field<'a>(obj: &Object<'a>, name: &str, what: &str) -> R<Unknown<'a>> {
+    obj.get_named_property::<Unknown>(name)
+        .map_err(|e| bad(format!("reading {what}.{name} failed: {}", e.reason)))
+}
+
+/// An optional string property.
+pub fn opt_string(obj: &Object, name: &str, what: &str) -> R<Option<String>> {
+    let v = field(obj, name, what)?;
+    if absent(&v) {
+        Ok(None)
+    } else {
+        as_string(&v, &format!("{what}.{name}")).map(Some)
+    }
+}
+
+/// An optional number property.
+pub fn opt_number(obj: &Object, name: &str, what: &str) -> R<Option<f64>> {
+    let v = field(obj, name, what)?;
+    if absent(&v) {
+        Ok(None)
+    } else {
+        as_number(&v, &format!("{what}.{name}")).map(Some)
+    }
+}
+
+/// An optional boolean property.
+pub fn opt_bool(obj: &Object, name: &str, what: &str) -> R<Option<bool>> {
+    let v = field(obj, name, what)?;
+    if absent(&v) {
+        Ok(None)
+    } else {
+        as_bool(&v, &format!("{what}.{name}")).map(Some)
+    }
+}
+
+/// An array of strings (holes and non-strings refused, naming the index).
+pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
+    if !v.is_array().unwrap_or(false) {
+        return Err(bad(format!(
+            "{what} must be an array of strings, e.g. {example} (got {})",
+            describe(v)
+        )));
+    }
+    // SAFETY: the value is an array, hence an object.
+    let arr = unsafe { v.cast::<Object>() }.map_err(|e| bad(format!("{what}: {e}")))?;
+    let len = arr
+        .get_array_length()
+        .map_err(|e| bad(format!("{what}: {e}")))?;
+    let mut out = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let item: Unknown = arr
+            .get_element(i)
+            .map_err(|e| bad(format!("reading {what}[{i}] failed: {}", e.reason)))?;
+        if kind(&item) != ValueType::String {
+            return Err(bad(format!(
+                "{what} must be an array of strings, e.g. {example}, but {what}[{i}] is {}",
+                describe(&item)
+            )));
+        }
+        out.push(string(&item).map_err(|e| bad(format!("{what}[{i}]: {e}")))?);
+    }
+    Ok(out)
+}
+
+/// A `Record<string, string>`.
+pub fn string_map(v: &Unknown, what: &str) -> R<Vec<(String, String)>> {
+    let obj = as_object(v, what)?;
+    let keys = Object::keys(&obj).map_err(|e| bad(format!("{what}: {}", e.reason)))?;
+    let mut out = Vec::with_capacity(keys.len());
+    for k in keys {
+        let val = field(&obj, &k, what)?;
+        if kind(&val) != ValueType::String {
+            return Err(bad(format!(
+                "{what} must map names to strings, but {what}[{k:?}] is {}",
+                describe(&val)
+            )));
+        }
+        let text = string(&val).map_err(|e| bad(format!("{what}[{k:?}]: {e}")))?;
+        out.push((k, text));
+    }
+    Ok(out)
+}
+
+/// Convert a value the bindgen way when the type is already checked.
+pub fn cast<T: FromNapiValue>(v: &Unknown, what: &str) -> R<T> {
+    // SAFETY: callers check the type first.
+    unsafe { v.cast::<T>() }.map_err(|e| bad(format!("{what}: {}", e.reason)))
+}

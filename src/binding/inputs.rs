@@ -1,0 +1,175 @@
+//! The contract's input objects, converted to engine values with the
+//! field-by-field checks of `convert`.
+
+use engine::capture::Stream;
+use engine::commands::StartOptions;
+use engine::errors::EngineError;
+use engine::gitrun::GitInput;
+use engine::paging::Window;
+use engine::policy::{Policy, PolicyInput};
+use engine::record::{ArtifactRef, BankOutcome};
+use napi::bindgen_prelude::Unknown;
+
+use super::convert::*;
+
+type R<T> = Result<T, EngineError>;
+
+/// `BackgroundCommandPolicy` (the `allowlist` hook is handled by the adapter).
+pub fn policy(v: &Unknown) -> R<Policy> {
+    let what = "policy";
+    let obj = as_object(v, what)?;
+    let allowed = field(&obj, "allowedExecutables", what)?;
+    let allowed_executables =
+        string_array(&allowed, "policy.allowedExecutables", "[\"/usr/bin/git\"]")?;
+    let root = field(&obj, "cwdRoot", what)?;
+    if absent(&root) {
+        return Err(EngineError::BadInput(
+            "policy.cwdRoot is required: the directory commands may run in (and below)".into(),
+        ));
+    }
+    let cwd_root = as_string(&root, "policy.cwdRoot")?;
+    let hook = field(&obj, "allowlist", what)?;
+    if !absent(&hook) && kind(&hook) != napi::ValueType::Function {
+        return Err(EngineError::BadInput(format!(
+            "policy.allowlist must be a function (argv, cwd) => true | string (got {})",
+            describe(&hook)
+        )));
+    }
+    Policy::new(PolicyInput {
+        allowed_executables,
+        cwd_root,
+        default_timeout_ms: opt_number(&obj, "defaultTimeoutMs", what)?,
+        max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
+        kill_grace_ms: opt_number(&obj, "killGraceMs", what)?,
+    })
+}
+
+/// `BackgroundCommandOptions` (the `abortSignal` is handled by the adapter).
+pub fn start_options(v: &Unknown) -> R<StartOptions> {
+    let what = "options";
+    let obj = as_object(v, what).map_err(|_| {
+        EngineError::BadInput(format!(
+            "options must be an object like {{ cwd: \"<directory inside cwdRoot>\" }} (got {})",
+            describe(v)
+        ))
+    })?;
+    let cwd = field(&obj, "cwd", what)?;
+    if absent(&cwd) {
+        return Err(EngineError::BadInput(
+            "options.cwd is required: the directory to run in, inside the policy's cwdRoot (relative paths resolve against it)".into(),
+        ));
+    }
+    let env = field(&obj, "env", what)?;
+    Ok(StartOptions {
+        cwd: as_string(&cwd, "options.cwd")?,
+        timeout_ms: opt_number(&obj, "timeoutMs", what)?,
+        max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
+        env: if absent(&env) {
+            None
+        } else {
+            Some(string_map(&env, "options.env")?)
+        },
+        label: opt_string(&obj, "label", what)?,
+        session_id: opt_string(&obj, "sessionId", what)?,
+    })
+}
+
+/// `BackgroundCommandPageRequest`: the stream and the window.
+pub fn page_request(v: &Unknown) -> R<(Stream, Window)> {
+    let what = "page";
+    if absent(v) {
+        return Err(EngineError::BadInput(
+            "page must be an object like { stream: \"stdout\", offset: 0, limit: 50000 }".into(),
+        ));
+    }
+    let obj = as_object(v, what)?;
+    let stream = stream_name(opt_string(&obj, "stream", what)?.as_deref(), true)?;
+    Ok((stream, window(&obj, what)?))
+}
+
+/// `{ offset?, limit? }` (absent → the defaults).
+pub fn window_request(v: &Unknown, what: &str) -> R<Window> {
+    if absent(v) {
+        return Ok(Window::new(None, None));
+    }
+    window(&as_object(v, what)?, what)
+}
+
+fn window(obj: &napi::bindgen_prelude::Object, what: &str) -> R<Window> {
+    Ok(Window::new(
+        opt_number(obj, "offset", what)?,
+        opt_number(obj, "limit", what)?,
+    ))
+}
+
+/// `"stdout"` / `"stderr"`; `required` refuses an absent one.
+pub fn stream_name(s: Option<&str>, required: bool) -> R<Stream> {
+    match s {
+        None if !required => Ok(Stream::Stdout),
+        None => Err(EngineError::BadInput(
+            "page.stream is required: \"stdout\" or \"stderr\"".into(),
+        )),
+        Some(name) => Stream::parse(name).ok_or_else(|| {
+            EngineError::BadInput(format!(
+                "stream must be \"stdout\" or \"stderr\" (got {name:?})"
+            ))
+        }),
+    }
+}
+
+/// `GitToolsetOptions`.
+pub fn git_options(v: &Unknown) -> R<GitInput> {
+    let what = "options";
+    let obj = as_object(v, what)?;
+    let root = opt_string(&obj, "repoRoot", what)?.ok_or_else(|| {
+        EngineError::BadInput("options.repoRoot is required: the repository's working tree".into())
+    })?;
+    Ok(GitInput {
+        repo_root: root,
+        timeout_ms: opt_number(&obj, "timeoutMs", what)?,
+        max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
+        preview_chars: opt_number(&obj, "previewChars", what)?,
+        git_executable: opt_string(&obj, "gitExecutable", what)?,
+    })
+}
+
+/// What a host's `bankArtifact` resolved to: a ref, or why it is not one.
+pub fn bank_outcome(value: &Unknown, error: Option<String>) -> BankOutcome {
+    if let Some(e) = error {
+        return BankOutcome::Failed(e);
+    }
+    match artifact_ref(value) {
+        Ok(r) => BankOutcome::Ref(r),
+        Err(why) => BankOutcome::Failed(why),
+    }
+}
+
+fn artifact_ref(v: &Unknown) -> Result<ArtifactRef, String> {
+    let not_ref = |why: String| {
+        format!(
+            "bankArtifact resolved to {} , which is not a BankedArtifactRef ({why})",
+            describe(v)
+        )
+        .replace(" ,", ",")
+    };
+    let obj =
+        as_object(v, "the bank's result").map_err(|_| not_ref("an object was expected".into()))?;
+    let s = |name: &str| -> Result<String, String> {
+        opt_string(&obj, name, "ref")
+            .map_err(|e| not_ref(e.to_string()))?
+            .ok_or_else(|| not_ref(format!("{name} is missing")))
+    };
+    let artifact_id = s("artifactId")?;
+    if artifact_id.is_empty() {
+        return Err(not_ref("artifactId is empty".into()));
+    }
+    let size = opt_number(&obj, "sizeBytes", "ref").map_err(|e| not_ref(e.to_string()))?;
+    Ok(ArtifactRef {
+        artifact_id,
+        label: s("label")?,
+        kind: s("kind")?,
+        size_bytes: size.ok_or_else(|| not_ref("sizeBytes is missing".into()))?,
+        preview: s("preview")?,
+        read_back_hint: s("readBackHint")?,
+    })
+}

@@ -1,0 +1,237 @@
+//! Engine values → the JS objects of the contract. Optional fields are
+//! absent (never `null`) when unknown.
+
+use engine::commands::{Handle, ListEntry};
+use engine::gitrun::{GitResult, GitSettings};
+use engine::paging::Page;
+use engine::record::{ArtifactRef, Status};
+use engine::registry::Counts;
+use napi::bindgen_prelude::Utf16String;
+use napi_derive::napi;
+
+/// A banked stream.
+#[napi(object)]
+pub struct NativeArtifactRef {
+    pub artifact_id: String,
+    pub label: String,
+    pub kind: String,
+    pub size_bytes: f64,
+    pub preview: String,
+    pub read_back_hint: String,
+}
+
+impl From<ArtifactRef> for NativeArtifactRef {
+    fn from(r: ArtifactRef) -> Self {
+        NativeArtifactRef {
+            artifact_id: r.artifact_id,
+            label: r.label,
+            kind: r.kind,
+            size_bytes: r.size_bytes,
+            preview: r.preview,
+            read_back_hint: r.read_back_hint,
+        }
+    }
+}
+
+/// A command's status.
+#[napi(object)]
+pub struct NativeStatus {
+    pub task_id: String,
+    pub label: String,
+    pub state: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub duration_ms: f64,
+    pub stdout_bytes: f64,
+    pub stderr_bytes: f64,
+    pub stdout: Option<NativeArtifactRef>,
+    pub stderr: Option<NativeArtifactRef>,
+    pub tail_preview: String,
+    pub error: Option<String>,
+}
+
+impl From<Status> for NativeStatus {
+    fn from(s: Status) -> Self {
+        NativeStatus {
+            task_id: s.task_id,
+            label: s.label,
+            state: s.state.as_str().to_string(),
+            exit_code: s.exit_code,
+            signal: s.signal,
+            duration_ms: s.duration_ms,
+            stdout_bytes: s.stdout_bytes,
+            stderr_bytes: s.stderr_bytes,
+            stdout: s.stdout.map(Into::into),
+            stderr: s.stderr.map(Into::into),
+            tail_preview: s.tail_preview,
+            error: s.error,
+        }
+    }
+}
+
+/// What a start returns.
+#[napi(object)]
+pub struct NativeHandle {
+    pub task_id: String,
+    pub argv: Vec<String>,
+    pub started_at: f64,
+}
+
+impl From<Handle> for NativeHandle {
+    fn from(h: Handle) -> Self {
+        NativeHandle {
+            task_id: h.task_id,
+            argv: h.argv,
+            started_at: h.started_at,
+        }
+    }
+}
+
+/// A page of output (content may hold half a surrogate pair, as `slice` would).
+#[napi(object)]
+pub struct NativePage {
+    pub task_id: String,
+    pub stream: String,
+    pub content: Utf16String,
+    pub offset: f64,
+    pub limit: f64,
+    pub total_size: f64,
+    pub has_more: bool,
+}
+
+impl NativePage {
+    /// Attach the page to a task and stream.
+    pub fn new(task_id: &str, stream: &str, p: Page) -> Self {
+        NativePage {
+            task_id: task_id.to_string(),
+            stream: stream.to_string(),
+            content: Utf16String::from(p.content),
+            offset: p.offset as f64,
+            limit: p.limit as f64,
+            total_size: p.total_size as f64,
+            has_more: p.has_more,
+        }
+    }
+}
+
+/// A page of a built-in artifact.
+#[napi(object)]
+pub struct NativeArtifactPage {
+    pub artifact_id: String,
+    pub content: Utf16String,
+    pub offset: f64,
+    pub limit: f64,
+    pub total_size: f64,
+    pub has_more: bool,
+}
+
+/// `{ running, finished }`.
+#[napi(object)]
+pub struct NativeCounts {
+    pub running: u32,
+    pub finished: u32,
+}
+
+impl From<Counts> for NativeCounts {
+    fn from(c: Counts) -> Self {
+        NativeCounts {
+            running: c.running,
+            finished: c.finished,
+        }
+    }
+}
+
+/// One row of the list.
+#[napi(object)]
+pub struct NativeListEntry {
+    pub task_id: String,
+    pub label: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub state: String,
+    pub started_at: f64,
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub killed: bool,
+}
+
+impl From<ListEntry> for NativeListEntry {
+    fn from(e: ListEntry) -> Self {
+        NativeListEntry {
+            task_id: e.task_id,
+            label: e.label,
+            argv: e.argv,
+            cwd: e.cwd,
+            state: e.state.as_str().to_string(),
+            started_at: e.started_at,
+            running: e.running,
+            exit_code: e.exit_code,
+            signal: e.signal,
+            killed: e.killed,
+        }
+    }
+}
+
+/// What `readNewBackgroundCommandOutput` returns.
+#[napi(object)]
+pub struct NativeNewOutput {
+    pub task_id: String,
+    pub stream: String,
+    pub content: Utf16String,
+    pub offset: f64,
+    pub total_size: f64,
+    pub has_more: bool,
+    pub state: String,
+    pub running: bool,
+}
+
+/// The git settings in force.
+#[napi(object)]
+pub struct NativeGitSettings {
+    pub repo_root: String,
+    pub timeout_ms: f64,
+    pub max_output_bytes: f64,
+    pub preview_chars: u32,
+    pub git_executable: String,
+}
+
+impl From<GitSettings> for NativeGitSettings {
+    fn from(s: GitSettings) -> Self {
+        NativeGitSettings {
+            repo_root: s.repo_root.to_string_lossy().into_owned(),
+            timeout_ms: s.timeout_ms,
+            max_output_bytes: s.max_output_bytes as f64,
+            preview_chars: s.preview_chars,
+            git_executable: s.git_executable,
+        }
+    }
+}
+
+/// The result of one git run.
+#[napi(object)]
+pub struct NativeGitResult {
+    pub command: Vec<String>,
+    pub ok: bool,
+    pub exit_code: Option<i32>,
+    pub state: String,
+    pub preview: String,
+    pub output: NativeArtifactRef,
+    pub read_back_hint: String,
+    pub stderr_preview: Option<String>,
+}
+
+impl From<GitResult> for NativeGitResult {
+    fn from(r: GitResult) -> Self {
+        NativeGitResult {
+            command: r.command,
+            ok: r.ok,
+            exit_code: r.exit_code,
+            state: r.state.as_str().to_string(),
+            preview: r.preview,
+            output: r.output.into(),
+            read_back_hint: r.read_back_hint,
+            stderr_preview: r.stderr_preview,
+        }
+    }
+}
