@@ -12,8 +12,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** Resolve when settled, or with the current status after `timeoutMs`. */
 export declare function awaitCommand(hostId: number, taskId: string, timeoutMs?: number | undefined | null): Promise<NativeStatus>
 
-/** The label and session a host bank call needs: `[label, sessionId]`. */
-export declare function bankRequest(taskId: string): [string, string]
+/** What a host bank call needs: `[label, sessionId, hostId]`. */
+export declare function bankRequest(taskId: string): [string, string, number]
 
 /** Throw unless the host configured the git tools. */
 export declare function checkGit(hostId: number): void
@@ -56,9 +56,6 @@ export declare function configureGit(hostId: number, options: unknown): NativeGi
 
 /** The host's default session id. */
 export declare function defaultSession(hostId: number): string
-
-/** Resolve with a git run's result once it settled. */
-export declare function gitResult(hostId: number, taskId: string): Promise<NativeGitResult>
 
 /** Build a git tool's args from a model's params (values, never flags). */
 export declare function gitToolArgs(hostId: number, tool: string, params: unknown): Array<string>
@@ -205,6 +202,12 @@ export declare function registerHost(): number
 /** One page of a built-in artifact. */
 export declare function retrieveArtifact(artifactId: string, offset: number, limit: number): Promise<NativeArtifactPage>
 
+/**
+ * Run git with the hardened prefix, the replaced environment and the
+ * host's git settings; resolves once it settled.
+ */
+export declare function runGit(hostId: number, args: Array<string>, sessionId: string | undefined | null, tmpdir: string, hostBanks: boolean): Promise<NativeGitResult>
+
 /** Counters of a session across all hosts. */
 export declare function sessionCounts(sessionId: string): NativeCounts
 
@@ -220,12 +223,6 @@ export declare function signalCommand(hostId: number, taskId: string, reason: st
  * hook (called once with argv and the real cwd).
  */
 export declare function startCommand(hostId: number, argv: unknown, options: unknown, policy: unknown | undefined | null, allowlist: ((arg0: Array<string>, arg1: string) => unknown) | undefined | null, tmpdir: string, contextSession: string | undefined | null, hostBanks: boolean): NativeHandle
-
-/**
- * Start git with the hardened prefix, the replaced environment and the
- * host's git settings; returns the run's task id.
- */
-export declare function startGit(hostId: number, args: Array<string>, sessionId: string | undefined | null, tmpdir: string, hostBanks: boolean): string
 
 /** Stop every command of every host now (the host process is exiting). */
 export declare function terminateAll(): void

@@ -12,7 +12,9 @@ const { createBackgroundCommandTools, createGitTools } = require('./lib/tools.js
 
 /** host object → { id, policy } */
 const hosts = new WeakMap()
-/** taskId → { host, detach } for commands not yet settled */
+/** host id → WeakRef(host): the engine names hosts by id when it asks for their bank */
+const hostsById = new Map()
+/** taskId → detach() for commands not yet settled (AbortSignal listeners, keep-alive) */
 const live = new Map()
 let keepAlive = null
 
@@ -26,6 +28,7 @@ function hostState(host) {
   if (!state) {
     state = { id: native.registerHost(), policy: undefined }
     hosts.set(host, state)
+    hostsById.set(state.id, new WeakRef(host))
   }
   return state
 }
@@ -73,7 +76,7 @@ function updateKeepAlive() {
   }
 }
 
-function track(taskId, host, hostId, signal) {
+function track(taskId, hostId, signal) {
   let detach = () => {}
   if (signal) {
     const onAbort = () => {
@@ -90,15 +93,15 @@ function track(taskId, host, hostId, signal) {
       detach = () => signal.removeEventListener('abort', onAbort)
     }
   }
-  live.set(taskId, { host, detach })
+  live.set(taskId, detach)
   updateKeepAlive()
 }
 
-async function bankThroughHost(taskId, host) {
-  let label, sessionId
-  try {
-    ;[label, sessionId] = native.bankRequest(taskId)
-  } catch {
+async function bankThroughHost(taskId) {
+  const [label, sessionId, hostId] = native.bankRequest(taskId)
+  const host = hostsById.get(hostId)?.deref()
+  if (!host || !hostBanks(host)) {
+    native.completeBanking(taskId, undefined, 'the host no longer has a bankArtifact method', undefined, 'the host no longer has a bankArtifact method')
     return
   }
   const one = async (stream) => {
@@ -122,14 +125,15 @@ async function bankThroughHost(taskId, host) {
 
 function onEngineEvent(kind, taskId) {
   try {
-    const entry = live.get(taskId)
     if (kind === 'bank') {
-      if (entry) bankThroughHost(taskId, entry.host).catch(() => {})
-      else native.completeBanking(taskId, undefined, 'the host is gone', undefined, 'the host is gone')
-    } else if (kind === 'settled' && entry) {
-      entry.detach()
-      live.delete(taskId)
-      updateKeepAlive()
+      bankThroughHost(taskId).catch(() => {})
+    } else if (kind === 'settled') {
+      const detach = live.get(taskId)
+      if (detach) {
+        detach()
+        live.delete(taskId)
+        updateKeepAlive()
+      }
     }
   } catch {
     // An event must never throw into the engine's callback.
@@ -166,7 +170,7 @@ function start(host, argv, options, policy, explicit) {
     contextSession(host),
     hostBanks(host),
   )
-  track(handle.taskId, host, state.id, signal)
+  track(handle.taskId, state.id, signal)
   return handle
 }
 
@@ -274,9 +278,7 @@ async function runGitCommand(host, args, sessionId) {
     throw new TypeError(`sessionId must be a string (got ${describe(sessionId)})`)
   }
   const session = sessionId ?? contextSession(host)
-  const taskId = native.startGit(state.id, argv, session, os.tmpdir(), hostBanks(host))
-  track(taskId, host, state.id, undefined)
-  return native.gitResult(state.id, taskId)
+  return native.runGit(state.id, argv, session, os.tmpdir(), hostBanks(host))
 }
 
 const api = {

@@ -89,7 +89,7 @@ pub fn check_policy(policy: Unknown) -> napi::Result<()> {
 /// `policy` overrides the host's for this call; `allowlist` is the policy's
 /// hook (called once with argv and the real cwd).
 #[napi]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn start_command(
     host_id: u32,
     argv: Unknown,
@@ -360,12 +360,12 @@ pub fn complete_banking(
     bank::complete_banking(&task_id, outcomes)
 }
 
-/// The label and session a host bank call needs: `[label, sessionId]`.
+/// What a host bank call needs: `[label, sessionId, hostId]`.
 #[napi]
-pub fn bank_request(task_id: String) -> napi::Result<(String, String)> {
+pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32)> {
     let rec = registry::by_id(&task_id)
         .ok_or_else(|| napi::Error::from_reason(format!("No background command \"{task_id}\"")))?;
-    Ok((rec.label.clone(), rec.session.clone()))
+    Ok((rec.label.clone(), rec.session.clone(), rec.host))
 }
 
 /// The whole text of a built-in artifact.
@@ -430,28 +430,22 @@ pub fn check_git_args(args: Unknown) -> napi::Result<Vec<String>> {
     Ok(a)
 }
 
-/// Start git with the hardened prefix, the replaced environment and the
-/// host's git settings; returns the run's task id.
+/// Run git with the hardened prefix, the replaced environment and the
+/// host's git settings; resolves once it settled.
 #[napi]
-pub fn start_git(
+pub async fn run_git(
     host_id: u32,
     args: Vec<String>,
     session_id: Option<String>,
     tmpdir: String,
     host_banks: bool,
-) -> napi::Result<String> {
+) -> napi::Result<NativeGitResult> {
     let bank = if host_banks {
         BankMode::Host
     } else {
         BankMode::BuiltIn
     };
-    gitrun::start(host_id, &args, session_id, PathBuf::from(tmpdir), bank).map_err(js_err)
-}
-
-/// Resolve with a git run's result once it settled.
-#[napi]
-pub async fn git_result(host_id: u32, task_id: String) -> napi::Result<NativeGitResult> {
-    gitrun::result(host_id, &task_id)
+    gitrun::run(host_id, args, session_id, PathBuf::from(tmpdir), bank)
         .await
         .map(Into::into)
         .map_err(js_err)

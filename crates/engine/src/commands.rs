@@ -38,6 +38,9 @@ pub struct StartOptions {
     pub session_id: Option<String>,
 }
 
+/// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
+pub type Veto<'a> = dyn FnMut(&[String], &str) -> Result<(), String> + 'a;
+
 /// Everything a start needs besides argv and options.
 pub struct StartContext<'a> {
     /// The host.
@@ -45,7 +48,7 @@ pub struct StartContext<'a> {
     /// A policy for this call only (`startCommandWithPolicy`, git); else the host's.
     pub policy: Option<Policy>,
     /// The policy's allowlist hook: `Err(message)` refuses.
-    pub veto: Option<&'a mut dyn FnMut(&[String], &str) -> Result<(), String>>,
+    pub veto: Option<&'a mut Veto<'a>>,
     /// `os.tmpdir()` of the host process.
     pub tmpdir: PathBuf,
     /// The host's `getToolContext().sessionId`, when it is a non-empty string.

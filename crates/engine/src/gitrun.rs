@@ -5,6 +5,7 @@
 //! counters.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::capture::Stream;
 use crate::commands::{self, StartContext, StartOptions};
@@ -116,7 +117,8 @@ pub struct GitResult {
     pub task_id: String,
 }
 
-/// Start git with `args` after the hardened prefix; returns its task id.
+/// Start git with `args` after the hardened prefix and the per-name
+/// overrides that `git::driver_overrides` found; returns its task id.
 pub fn start(
     host: u32,
     args: &[String],
@@ -125,8 +127,16 @@ pub fn start(
     bank: BankMode,
 ) -> EngineResult<String> {
     let s = settings(host)?;
+    let env = env();
+    let overrides = git::driver_overrides(
+        &s.git_executable,
+        &s.repo_root,
+        &env,
+        Duration::from_secs_f64(s.timeout_ms / 1000.0),
+    )
+    .map_err(|e| EngineError::Other(format!("git refused to run: {e}")))?;
     let root = s.repo_root.to_string_lossy().into_owned();
-    let argv = git::full_argv(&s.git_executable, args);
+    let argv = git::full_argv_with_overrides(&s.git_executable, &overrides, args);
     let policy = Policy::new(PolicyInput {
         allowed_executables: vec![s.git_executable.clone()],
         cwd_root: root.clone(),
@@ -134,10 +144,6 @@ pub fn start(
         max_output_bytes: Some(s.max_output_bytes as f64),
         kill_grace_ms: None,
     })?;
-    let env = git::git_env(
-        std::env::var("PATH").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    );
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
     let handle = commands::start(
         argv,
@@ -159,6 +165,14 @@ pub fn start(
         },
     )?;
     Ok(handle.task_id)
+}
+
+/// The replaced environment: the contract's variables plus PATH and HOME from this process.
+fn env() -> Vec<(String, String)> {
+    git::git_env(
+        std::env::var("PATH").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
 }
 
 /// Wait for a started git run to settle and describe it.
@@ -185,15 +199,18 @@ pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
     })
 }
 
-/// Start git and wait for the result (for engine callers and tests).
+/// Start git and wait for the result. Listing the configuration runs git,
+/// so the start happens on a blocking thread.
 pub async fn run(
     host: u32,
-    args: &[String],
+    args: Vec<String>,
     session: Option<String>,
     tmpdir: PathBuf,
     bank: BankMode,
 ) -> EngineResult<GitResult> {
-    let id = start(host, args, session, tmpdir, bank)?;
+    let id = tokio::task::spawn_blocking(move || start(host, &args, session, tmpdir, bank))
+        .await
+        .map_err(|e| EngineError::Other(format!("git could not be started: {e}")))??;
     result(host, &id).await
 }
 

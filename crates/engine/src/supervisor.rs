@@ -258,16 +258,11 @@ async fn wait_exit(pid: i32) -> Exit {
         // SAFETY: the AsyncFd takes ownership of the pidfd, which nothing else
         // holds or closes while it is registered.
         if let Ok(afd) = unsafe { AsyncFd::register(fd) } {
-            loop {
-                match afd.readable().await {
-                    Ok(mut guard) => {
-                        if let Some(e) = spawn::peek_exit(pid, false) {
-                            return e;
-                        }
-                        guard.clear_ready();
-                    }
-                    Err(_) => break,
+            while let Ok(mut guard) = afd.readable().await {
+                if let Some(e) = spawn::peek_exit(pid, false) {
+                    return e;
                 }
+                guard.clear_ready();
             }
         }
     }

@@ -129,10 +129,11 @@ pub fn blame_range(start: Option<u64>, end: Option<u64>) -> Result<Option<(u64, 
     }
 }
 
-fn push_path(argv: &mut Vec<String>, path: &Option<String>) {
+/// Append `-- path` when a path is given.
+fn push_path(argv: &mut Vec<String>, path: Option<&str>) {
     if let Some(path) = path {
         argv.push("--".to_string());
-        argv.push(path.clone());
+        argv.push(path.to_string());
     }
 }
 
@@ -150,7 +151,7 @@ pub fn log(a: &LogArgs) -> Vec<String> {
     if let Some(reference) = &a.reference {
         argv.push(reference.clone());
     }
-    push_path(&mut argv, &a.path);
+    push_path(&mut argv, a.path.as_deref());
     argv
 }
 
@@ -164,7 +165,7 @@ pub fn show(a: &ShowArgs) -> Vec<String> {
         argv.push("--name-only".to_string());
     }
     argv.push(a.reference.clone());
-    push_path(&mut argv, &a.path);
+    push_path(&mut argv, a.path.as_deref());
     argv
 }
 
@@ -191,7 +192,7 @@ pub fn diff(a: &DiffArgs) -> Vec<String> {
     if let Some(head) = &a.head {
         argv.push(head.clone());
     }
-    push_path(&mut argv, &a.path);
+    push_path(&mut argv, a.path.as_deref());
     argv
 }
 
@@ -218,7 +219,7 @@ pub fn merge_base(base: &str, head: &str) -> Vec<String> {
 /// `ls-files [-- path]`
 pub fn ls_files(path: Option<&str>) -> Vec<String> {
     let mut argv = vec!["ls-files".to_string()];
-    push_path(&mut argv, &path.map(str::to_string));
+    push_path(&mut argv, path);
     argv
 }
 
