@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, watch};
 
@@ -200,7 +200,7 @@ pub async fn await_settled(
 ) -> EngineResult<Status> {
     let rec = registry::lookup(host, task_id)?;
     let limit = timeout_ms
-        .map(|t| Duration::from_secs_f64((t.max(0.0)) / 1000.0).min(Duration::from_secs(1 << 40)));
+        .map(policy::duration_ms);
     rec.wait_settled(limit).await;
     Ok(rec.status(true))
 }
@@ -221,11 +221,11 @@ pub async fn kill(
     reason: KillReason,
 ) -> EngineResult<Status> {
     let rec = registry::lookup(host, task_id)?;
-    if rec.send(Control::Kill(signal, reason)) {
-        rec.wait_settled(Some(Duration::from_secs_f64(
-            rec.kill_grace_ms * 2.0 / 1000.0,
-        )))
-        .await;
+    // A command whose process already ended may still be banking: wait for
+    // it the same way.
+    rec.send(Control::Kill(signal, reason));
+    if !rec.is_settled() {
+        rec.wait_settled(Some(policy::duration_ms(rec.kill_grace_ms * 2.0))).await;
     }
     Ok(rec.status(true))
 }
@@ -260,7 +260,7 @@ pub async fn kill_all(host: u32) -> u32 {
         .iter()
         .map(|r| r.kill_grace_ms)
         .fold(0.0, f64::max);
-    let deadline = Duration::from_secs_f64(grace * 2.0 / 1000.0);
+    let deadline = policy::duration_ms(grace * 2.0);
     let waits = signalled.iter().map(|r| r.wait_settled(Some(deadline)));
     for w in waits {
         w.await;

@@ -5,7 +5,6 @@
 //! counters.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::capture::Stream;
 use crate::commands::{self, StartContext, StartOptions};
@@ -132,7 +131,7 @@ pub fn start(
         &s.git_executable,
         &s.repo_root,
         &env,
-        Duration::from_secs_f64(s.timeout_ms / 1000.0),
+        crate::policy::duration_ms(s.timeout_ms),
     )
     .map_err(|e| EngineError::Other(format!("git refused to run: {e}")))?;
     let root = s.repo_root.to_string_lossy().into_owned();

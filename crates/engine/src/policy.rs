@@ -100,6 +100,15 @@ pub fn bytes_or(name: &str, value: Option<f64>, default: u64) -> EngineResult<u6
     value.map_or(Ok(default), |v| positive(name, v).map(|v| v.ceil() as u64))
 }
 
+/// Milliseconds as a Duration, saturating (a budget of 1e300 ms is "never").
+pub fn duration_ms(ms: f64) -> std::time::Duration {
+    const CAP: std::time::Duration = std::time::Duration::from_secs(60 * 60 * 24 * 365 * 100);
+    if ms.is_nan() || ms <= 0.0 {
+        return std::time::Duration::ZERO;
+    }
+    std::time::Duration::try_from_secs_f64(ms / 1000.0).map_or(CAP, |d| d.min(CAP))
+}
+
 /// A number spelled as JS would print it.
 pub fn js_number(v: f64) -> String {
     if v.is_nan() {

@@ -53,7 +53,28 @@ enum Stop {
 
 /// Start the supervisor of `rec` on the engine's runtime.
 pub fn launch(rec: Arc<Record>, l: Launch) {
-    crate::runtime::handle().spawn(supervise(rec, l));
+    let rt = crate::runtime::handle();
+    let task = rt.spawn(supervise(rec.clone(), l));
+    // A supervisor that panicked must still settle its command: nothing may
+    // wait on it forever.
+    rt.spawn(async move {
+        if let Err(e) = task.await {
+            if rec.is_settled() {
+                return;
+            }
+            let pg = rec.pgid();
+            if pg > 0 {
+                signal_group(pg, libc::SIGKILL);
+                spawn::reap(pg);
+                watchdog::untrack(pg);
+            }
+            for s in Stream::BOTH {
+                rec.log(s).finish();
+            }
+            let why = format!("the command's supervisor failed ({e}); its process group was stopped and the output so far is kept");
+            finish(&rec, State::Killed, None, None, Some(why), true).await;
+        }
+    });
 }
 
 async fn supervise(rec: Arc<Record>, l: Launch) {
@@ -142,9 +163,9 @@ async fn run(
     let start = Instant::now();
     let far = start + Duration::from_secs(60 * 60 * 24 * 365 * 30);
     let budget = start
-        .checked_add(Duration::from_secs_f64(rec.timeout_ms / 1000.0))
+        .checked_add(crate::policy::duration_ms(rec.timeout_ms))
         .unwrap_or(far);
-    let grace = Duration::from_secs_f64(rec.kill_grace_ms / 1000.0);
+    let grace = crate::policy::duration_ms(rec.kill_grace_ms);
     let budget_timer = sleep_until(budget);
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
@@ -280,17 +301,17 @@ fn describe(rec: &Record, o: &Outcome) -> Described {
         Exit::Code(c) => (Some(c), None),
         Exit::Signal(s) => (None, Some(signals::name(s))),
     };
-    let ended_by = signal
-        .clone()
-        .map(|s| format!(" (it ended on {s})"))
-        .unwrap_or_default();
+    let ended_by = match o.exit {
+        Exit::Signal(_) => format!(" (it ended on {})", signal.clone().unwrap_or_default()),
+        Exit::Code(c) => format!(" (it exited with code {c})"),
+    };
     match &o.stop {
         Some(Stop::Timeout) => (
             State::Timeout,
             code,
             signal,
             Some(format!(
-                "The command exceeded its {}ms budget and was stopped with SIGTERM (SIGKILL after {}ms if still running){ended_by}; its output up to then is banked in full",
+                "The command exceeded its {}ms budget and was stopped: SIGTERM, then SIGKILL after {}ms if still running{ended_by}; its output up to then is banked in full",
                 js_number(rec.timeout_ms),
                 js_number(rec.kill_grace_ms)
             )),

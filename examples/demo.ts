@@ -1,0 +1,104 @@
+// The main job, end to end: a host runs three real commands at once with the
+// built-in artifact bank, watches them live, and reads every byte back.
+//
+//   pnpm run demo
+import { mkdtempSync, realpathSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import {
+  awaitBackgroundCommand,
+  getBackgroundCommandStatus,
+  readArtifact,
+  readBackgroundCommandOutput,
+  setBackgroundCommandPolicy,
+  startBackgroundCommand,
+  type BackgroundCommandStatus,
+} from '../index.js'
+
+const color = process.stdout.isTTY
+const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s)
+const dim = (s: string) => paint(2, s)
+const bold = (s: string) => paint(1, s)
+const stateColor: Record<string, number> = { running: 36, queued: 36, exited: 32, killed: 31, timeout: 33, 'output-limit': 35 }
+
+async function main(): Promise<void> {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'neurolink-demo-')))
+  const host = { name: 'demo host' }
+  setBackgroundCommandPolicy(host, {
+    allowedExecutables: ['/bin/sh'],
+    cwdRoot: root,
+    defaultTimeoutMs: 20_000,
+    killGraceMs: 500,
+  })
+  console.log(bold('neurolink-commands demo'), dim(`— sandbox root ${root}`))
+  console.log(dim('three commands, no shell between us and them: argv arrays, an exact allowlist, a realpath sandbox\n'))
+
+  const build = await startBackgroundCommand(
+    host,
+    ['/bin/sh', '-c', 'for i in $(seq 1 16); do echo "[build] step $i/16: compiled module_$i ($((i * 37)) kB)"; sleep 0.2; done; echo "[build] done: 16 modules"'],
+    { cwd: '.', label: 'build' },
+  )
+  const lint = await startBackgroundCommand(
+    host,
+    ['/bin/sh', '-c', 'sleep 0.5; echo "checked 41 files"; echo "src/app.ts:12:7  error  no-unused-vars  \'token\' is never used" >&2; exit 2'],
+    { cwd: '.', label: 'lint' },
+  )
+  const server = await startBackgroundCommand(
+    host,
+    ['/bin/sh', '-c', 'echo "dev server listening on http://localhost:5173"; while :; do sleep 1; done'],
+    { cwd: '.', label: 'dev server', timeoutMs: 2000 },
+  )
+  const ids = [build.taskId, lint.taskId, server.taskId]
+  console.log(`started ${ids.map((id) => bold(id)).join(', ')} ${dim('(the handles came back before any of them finished)')}\n`)
+
+  const line = (s: BackgroundCommandStatus) => {
+    const last = s.tailPreview.split('\n').filter((l) => l && !l.startsWith('[std')).pop() ?? ''
+    const state = paint(stateColor[s.state] ?? 0, s.state.padEnd(12))
+    const bytes = `${String(s.stdoutBytes).padStart(5)} B out ${String(s.stderrBytes).padStart(4)} B err`
+    return `  ${s.label.padEnd(11)} ${state} ${bytes}  ${dim(last.slice(0, 60))}`
+  }
+
+  // Watch them live: status is synchronous and built fresh on every call.
+  for (let tick = 0; ; tick++) {
+    const statuses = ids.map((id) => getBackgroundCommandStatus(host, id))
+    console.log(dim(`t+${(tick * 0.5).toFixed(1)}s`))
+    for (const s of statuses) console.log(line(s))
+    if (statuses.every((s) => s.stdout !== undefined)) break
+    await new Promise((r) => setTimeout(r, 500))
+  }
+
+  console.log(bold('\nfinal statuses'))
+  for (const id of ids) {
+    const s = await awaitBackgroundCommand(host, id)
+    const code = s.exitCode !== undefined ? `exit ${s.exitCode}` : s.signal ? `signal ${s.signal}` : 'no exit code'
+    console.log(`  ${s.label.padEnd(11)} ${paint(stateColor[s.state] ?? 0, s.state.padEnd(8))} ${code.padEnd(15)} ${s.durationMs} ms`)
+    if (s.error) console.log(dim(`              ${s.error}`))
+    console.log(dim(`              stdout ref ${s.stdout?.artifactId} (${s.stdout?.sizeBytes} B), stderr ref ${s.stderr?.artifactId} (${s.stderr?.sizeBytes} B)`))
+  }
+
+  // Page the build's full output back in small windows and check it against the bank.
+  const pages: string[] = []
+  let offset = 0
+  for (;;) {
+    const page = await readBackgroundCommandOutput(host, build.taskId, { stream: 'stdout', offset, limit: 200 })
+    pages.push(page.content)
+    if (!page.hasMore) break
+    offset += page.limit
+  }
+  const whole = await readArtifact(getBackgroundCommandStatus(host, build.taskId).stdout!.artifactId)
+  console.log(bold('\nthe build\'s output, paged back in 200-character windows'))
+  console.log(pages.join('').trimEnd().split('\n').map((l) => `  ${l}`).join('\n'))
+  console.log(
+    `\n  ${pages.length} pages, ${pages.join('').length} characters — ${
+      pages.join('') === whole ? paint(32, 'identical to the banked artifact') : paint(31, 'DIFFERENT from the banked artifact')
+    }`,
+  )
+  const lintErr = await readArtifact(getBackgroundCommandStatus(host, lint.taskId).stderr!.artifactId)
+  console.log(bold('\nthe lint\'s stderr, as evidence:'), lintErr.trimEnd())
+}
+
+main().catch((e: unknown) => {
+  console.error(e)
+  process.exit(1)
+})
