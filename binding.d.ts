@@ -224,5 +224,8 @@ export declare function signalCommand(hostId: number, taskId: string, reason: st
  */
 export declare function startCommand(hostId: number, argv: unknown, options: unknown, policy: unknown | undefined | null, allowlist: ((arg0: Array<string>, arg1: string) => unknown) | undefined | null, tmpdir: string, contextSession: string | undefined | null, hostBanks: boolean): NativeHandle
 
-/** Stop every command of every host now (the host process is exiting). */
+/**
+ * Stop every command of every host now (the host process is exiting); no
+ * command starts after this.
+ */
 export declare function terminateAll(): void

@@ -35,10 +35,36 @@ function hostState(host) {
 
 function describe(v) {
   if (v === null) return 'null'
-  if (Array.isArray(v)) return 'an array'
+  if (isArray(v)) return 'an array'
   if (typeof v === 'string') return `the string ${JSON.stringify(v.slice(0, 40))}`
   if (typeof v === 'number' || typeof v === 'boolean') return `the ${typeof v} ${String(v)}`
   return typeof v === 'object' ? 'an object' : typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`
+}
+
+/** Array.isArray that answers false for a revoked Proxy instead of throwing. */
+function isArray(v) {
+  try {
+    return Array.isArray(v)
+  } catch {
+    return false
+  }
+}
+
+/** What a callback threw, for a message: an Error's message, else the value described. Never throws. */
+function reasonOf(e) {
+  try {
+    if (e instanceof Error) {
+      const m = e.message
+      if (typeof m === 'string') return m
+    }
+  } catch {
+    // a Proxy or a getter that throws again
+  }
+  try {
+    return describe(e)
+  } catch {
+    return 'a value that cannot be described'
+  }
 }
 
 function safeGet(obj, key) {
@@ -115,8 +141,7 @@ async function bankThroughHost(taskId) {
       })
       return [ref, undefined]
     } catch (e) {
-      const why = e instanceof Error ? e.message : describe(e)
-      return [undefined, `bankArtifact threw or rejected (${why})`]
+      return [undefined, `bankArtifact threw or rejected (${reasonOf(e)})`]
     }
   }
   const [[out, outErr], [err, errErr]] = await Promise.all([one('stdout'), one('stderr')])
@@ -141,7 +166,10 @@ function onEngineEvent(kind, taskId) {
 }
 
 native.init(onEngineEvent)
-process.on('exit', () => native.terminateAll())
+// The process is exiting: nothing starts any more and every command group gets
+// SIGTERM (the watchdog sends SIGKILL 2 s later). Only the main thread's exit
+// is the process's; a worker's teardown runs the binding's env cleanup hook.
+if (require('node:worker_threads').isMainThread) process.on('exit', () => native.terminateAll())
 
 function abortSignalOf(options) {
   if (options === null || typeof options !== 'object') return undefined
@@ -158,7 +186,18 @@ function start(host, argv, options, policy, explicit) {
   if (explicit) native.checkPolicy(policy)
   const effective = explicit ? policy : state.policy
   const hook = effective ? safeGet(effective, 'allowlist') : undefined
-  const allowlist = typeof hook === 'function' ? (a, c) => hook.call(effective, a, c) : undefined
+  // Whatever the hook throws (null, a symbol, a Proxy) reaches the engine as
+  // an Error with a readable message, which the refusal quotes.
+  const allowlist =
+    typeof hook === 'function'
+      ? (a, c) => {
+          try {
+            return hook.call(effective, a, c)
+          } catch (e) {
+            throw new Error(reasonOf(e))
+          }
+        }
+      : undefined
   const signal = abortSignalOf(options)
   const handle = native.startCommand(
     state.id,
@@ -176,8 +215,21 @@ function start(host, argv, options, policy, explicit) {
 
 function setBackgroundCommandPolicy(host, policy) {
   const state = hostState(host)
-  native.setPolicy(state.id, policy)
-  state.policy = { ...policy, allowedExecutables: [...policy.allowedExecutables] }
+  // Check the caller's object first (its messages name each field), then store
+  // one copy for both sides: the engine enforces exactly what
+  // getBackgroundCommandPolicy returns, even if a getter answers differently
+  // on a second read.
+  native.checkPolicy(policy)
+  let copy
+  try {
+    copy = { ...policy, allowedExecutables: [...policy.allowedExecutables] }
+  } catch (e) {
+    throw new TypeError(
+      `policy must be a plain object whose properties can be copied; copying it threw (${reasonOf(e)})`,
+    )
+  }
+  native.setPolicy(state.id, copy)
+  state.policy = copy
 }
 
 function getBackgroundCommandPolicy(host) {
@@ -301,8 +353,35 @@ const api = {
   runGitCommand,
 }
 
+function backgroundCommandToolsFor(host) {
+  return createBackgroundCommandTools(host, api, native, hostState)
+}
+
+function gitToolsFor(host) {
+  return createGitTools(host, api, native, hostState)
+}
+
+// Spelled out name by name (no spread, no inline functions) so Node's ESM
+// loader can detect the named exports: `import { startBackgroundCommand }
+// from 'neurolink-commands'` works from an ES module host.
 module.exports = {
-  ...api,
-  createBackgroundCommandTools: (host) => createBackgroundCommandTools(host, api, native, hostState),
-  createGitTools: (host) => createGitTools(host, api, native, hostState),
+  setBackgroundCommandPolicy,
+  getBackgroundCommandPolicy,
+  backgroundCommandCounts,
+  sessionCommandCounts,
+  startBackgroundCommand,
+  startCommandWithPolicy,
+  getBackgroundCommandStatus,
+  awaitBackgroundCommand,
+  killBackgroundCommand,
+  killAllBackgroundCommands,
+  readBackgroundCommandOutput,
+  listBackgroundCommands,
+  readNewBackgroundCommandOutput,
+  readArtifact,
+  retrieveArtifact,
+  configureGitTools,
+  runGitCommand,
+  createBackgroundCommandTools: backgroundCommandToolsFor,
+  createGitTools: gitToolsFor,
 }

@@ -21,11 +21,15 @@ export function hostWith(root: string, allowed: string[] = ['/bin/sh'], extra: P
 }
 
 /** Poll `check` every few ms until it returns a truthy value or `ms` elapses. */
-export async function waitFor<T>(check: () => T | Promise<T>, ms = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  ms = 10_000,
+  what = 'condition',
+): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
   const deadline = Date.now() + ms
   for (;;) {
     const v = await check()
-    if (v) return v
+    if (v) return v as Exclude<T, null | undefined | false | 0 | ''>
     if (Date.now() > deadline) throw new Error(`timed out after ${ms}ms waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 10))
   }
@@ -47,4 +51,72 @@ export function groupMembers(pgid: number): number[] {
     }
   }
   return out
+}
+
+/** The Node binary, for commands written as `node -e` scripts (allowlist it). */
+export const NODE = process.execPath
+
+/** The states a command ends in. */
+export const SETTLED_STATES: readonly nc.BackgroundCommandState[] = ['exited', 'killed', 'timeout', 'output-limit']
+
+/** Where the runner keeps one stream of a command (SPEC §2: `<os.tmpdir()>/neurolink-commands/<taskId>/`). */
+export function logPath(taskId: string, stream: 'stdout' | 'stderr'): string {
+  return join(tmpdir(), 'neurolink-commands', taskId, `${stream}.log`)
+}
+
+/** The settled status of a command; fails (never hangs) when it is still live after `ms`. */
+export async function settle(host: object, taskId: string, ms = 15_000): Promise<nc.BackgroundCommandStatus> {
+  const st = await nc.awaitBackgroundCommand(host, taskId, { timeoutMs: ms })
+  if (!SETTLED_STATES.includes(st.state)) {
+    throw new Error(`command ${taskId} is still ${st.state} after ${ms}ms; tail: ${st.tailPreview}`)
+  }
+  return st
+}
+
+/**
+ * Read a whole stream back in pages of `limit` characters, checking every
+ * page's bookkeeping (offset, clamped limit, totalSize, hasMore, length).
+ */
+export async function readPages(
+  host: object,
+  taskId: string,
+  stream: 'stdout' | 'stderr',
+  limit: number,
+): Promise<{ text: string; pages: nc.BackgroundCommandOutputPage[] }> {
+  const pages: nc.BackgroundCommandOutputPage[] = []
+  let text = ''
+  let offset = 0
+  const want = Math.min(Math.max(Math.floor(limit), 1), 200_000)
+  for (;;) {
+    const p = await nc.readBackgroundCommandOutput(host, taskId, { stream, offset, limit })
+    const expectLen = Math.max(0, Math.min(want, p.totalSize - offset))
+    if (
+      p.taskId !== taskId ||
+      p.stream !== stream ||
+      p.offset !== offset ||
+      p.limit !== want ||
+      p.content.length !== expectLen ||
+      p.hasMore !== offset + want < p.totalSize ||
+      (pages.length > 0 && p.totalSize !== pages[0]!.totalSize)
+    ) {
+      throw new Error(`inconsistent page at offset ${offset}: ${JSON.stringify({ ...p, content: p.content.length })}`)
+    }
+    pages.push(p)
+    text += p.content
+    if (!p.hasMore) return { text, pages }
+    offset += want
+  }
+}
+
+/**
+ * A shell snippet that blocks until the file `name` exists in the command's
+ * cwd: the test decides when the command goes on, instead of guessing with sleeps.
+ */
+export function gateScript(name = 'go'): string {
+  return `while [ ! -e ${name} ]; do sleep 0.02; done`
+}
+
+/** Whether an own property of any kind exists on `o` (the runner must add none to a host). */
+export function ownKeys(o: object): (string | symbol)[] {
+  return Reflect.ownKeys(o)
 }

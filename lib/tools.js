@@ -9,6 +9,48 @@ function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
+/**
+ * An optional numeric param: absent or null is "not given" (as the git tools
+ * read params); anything else must be a finite number passing `ok`, else the
+ * refusal names the param as the model spelled it.
+ */
+function optionalNumber(params, key, what, ok = () => true) {
+  const v = params[key]
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
+    throw new Error(`${key} must be ${what} (got ${JSON.stringify(v) ?? typeof v})`)
+  }
+  return v
+}
+
+/**
+ * The execution context as the tools read it: only a non-empty string
+ * sessionId, read once. A context that is not an object, or whose sessionId
+ * getter or Proxy trap throws, counts as no context (the host's session).
+ */
+function contextOf(executionContext) {
+  try {
+    if (!isObject(executionContext)) return undefined
+    const sessionId = executionContext.sessionId
+    return typeof sessionId === 'string' && sessionId.length > 0 ? { sessionId } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The message of whatever a tool call threw; never throws itself (execute never rejects). */
+function messageOf(e) {
+  try {
+    if (e instanceof Error && typeof e.message === 'string') return e.message
+  } catch {
+    // a Proxy or a getter that throws again
+  }
+  try {
+    return String(e)
+  } catch {
+    return 'the call failed with a value that cannot be described'
+  }
+}
 
 function tool(name, description, inputSchema, shape, run) {
   return {
@@ -20,9 +62,9 @@ function tool(name, description, inputSchema, shape, run) {
         if (!isObject(params)) {
           throw new Error(`${name} expects an object of the shape ${shape}`)
         }
-        return await run(params, isObject(executionContext) ? executionContext : undefined)
+        return await run(params, contextOf(executionContext))
       } catch (e) {
-        const msg = e instanceof Error ? e.message : String(e)
+        const msg = messageOf(e)
         return { isError: true, error: msg.startsWith(name) ? msg : `${name} ${shape}: ${msg}` }
       }
     },
@@ -73,8 +115,8 @@ function createBackgroundCommandTools(host, api, native, hostState) {
         )
       }
       const budget = policy.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS
-      const timeoutMs =
-        typeof params.timeoutMs === 'number' && params.timeoutMs > 0 ? Math.min(params.timeoutMs, budget) : params.timeoutMs
+      const requested = optionalNumber(params, 'timeoutMs', 'a positive number of milliseconds', (n) => n > 0)
+      const timeoutMs = requested === undefined ? undefined : Math.min(requested, budget)
       const options = { cwd: params.cwd ?? policy.cwdRoot, timeoutMs }
       const session = sessionFor(ctx)
       if (session) options.sessionId = session
@@ -100,10 +142,12 @@ function createBackgroundCommandTools(host, api, native, hostState) {
     },
     statusShape,
     async (params, ctx) => {
+      // null is "not given": a plain status, never an unbounded wait
+      const waitMs = optionalNumber(params, 'waitMs', 'a number of milliseconds ≥ 0 to wait at most', (n) => n >= 0)
       const status =
-        params.waitMs === undefined
+        waitMs === undefined
           ? api.getBackgroundCommandStatus(host, params.taskId)
-          : await api.awaitBackgroundCommand(host, params.taskId, { timeoutMs: params.waitMs })
+          : await api.awaitBackgroundCommand(host, params.taskId, { timeoutMs: waitMs })
       return { ...status, ...counters(ctx) }
     },
   )
@@ -126,7 +170,11 @@ function createBackgroundCommandTools(host, api, native, hostState) {
     },
     outputShape,
     async (params) => {
-      const page = { stream: params.stream ?? 'stdout', offset: params.offset, limit: params.limit }
+      const page = {
+        stream: params.stream ?? 'stdout',
+        offset: optionalNumber(params, 'offset', 'a character offset ≥ 0'),
+        limit: optionalNumber(params, 'limit', 'a number of characters from 1 to 200000'),
+      }
       return api.readBackgroundCommandOutput(host, params.taskId, page)
     },
   )

@@ -225,10 +225,11 @@ pub async fn kill_all_commands(host_id: u32) -> u32 {
     commands::kill_all(host_id).await
 }
 
-/// Stop every command of every host now (the host process is exiting).
+/// Stop every command of every host now (the host process is exiting); no
+/// command starts after this.
 #[napi]
 pub fn terminate_all() {
-    commands::terminate_everything(libc_sigterm());
+    commands::shut_down(libc_sigterm());
 }
 
 /// One page of a stream.

@@ -4,12 +4,73 @@
 
 use engine::errors::EngineError;
 use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, JsValue, Object, Unknown};
-use napi::ValueType;
+use napi::{sys, ValueType};
 
 type R<T> = Result<T, EngineError>;
 
 fn bad(msg: String) -> EngineError {
     EngineError::BadInput(msg)
+}
+
+/// Why a napi call on a caller's value failed. When JS code ran and threw (a
+/// getter, a Proxy trap, a revoked Proxy), the exception is still pending:
+/// it is cleared here — otherwise it, not our message, would reach the
+/// caller — and what was thrown is folded into the message.
+pub fn thrown(env: sys::napi_env, e: &napi::Error) -> String {
+    match take_exception(env) {
+        Some(v) => format!("it threw {}", describe_thrown(&v)),
+        None => e.reason.clone(),
+    }
+}
+
+/// Clear a pending JS exception and return what was thrown.
+fn take_exception<'a>(env: sys::napi_env) -> Option<Unknown<'a>> {
+    let mut pending = false;
+    // SAFETY: plain napi calls on the env of a live call.
+    unsafe {
+        if sys::napi_is_exception_pending(env, &mut pending) != sys::Status::napi_ok || !pending {
+            return None;
+        }
+        let mut raw = std::ptr::null_mut();
+        if sys::napi_get_and_clear_last_exception(env, &mut raw) != sys::Status::napi_ok
+            || raw.is_null()
+        {
+            return None;
+        }
+        Some(Unknown::from_raw_unchecked(env, raw))
+    }
+}
+
+/// A thrown value for a message: an Error's message (read without letting a
+/// second throw escape), else the value described.
+pub fn describe_thrown(v: &Unknown) -> String {
+    if kind(v) == ValueType::Object {
+        // SAFETY: the value is an object.
+        if let Ok(obj) = unsafe { v.cast::<Object>() } {
+            match obj.get_named_property::<Unknown>("message") {
+                Ok(m) if kind(&m) == ValueType::String => {
+                    let text = string(&m).unwrap_or_default();
+                    return format!("{:?}", engine::errors::clip(&text));
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    take_exception(v.value().env);
+                }
+            }
+        }
+    }
+    describe(v)
+}
+
+/// `Array.isArray(v)`; a revoked Proxy (whose check throws) is not an array.
+fn is_array(v: &Unknown) -> bool {
+    match v.is_array() {
+        Ok(a) => a,
+        Err(_) => {
+            take_exception(v.value().env);
+            false
+        }
+    }
 }
 
 /// The type of a value, treating a failure to ask as "unknown".
@@ -42,7 +103,7 @@ pub fn describe(v: &Unknown) -> String {
         ValueType::Function => "a function".into(),
         ValueType::BigInt => "a bigint".into(),
         ValueType::Object => {
-            if v.is_array().unwrap_or(false) {
+            if is_array(v) {
                 "an array".into()
             } else if v.is_promise().unwrap_or(false) {
                 "a Promise".into()
@@ -102,7 +163,7 @@ pub fn as_bool(v: &Unknown, what: &str) -> R<bool> {
 
 /// A plain object (not an array, not a function), or an error.
 pub fn as_object<'a>(v: &Unknown<'a>, what: &str) -> R<Object<'a>> {
-    if kind(v) == ValueType::Object && !v.is_array().unwrap_or(false) {
+    if kind(v) == ValueType::Object && !is_array(v) {
         // SAFETY: the value is an object.
         unsafe { v.cast::<Object>() }.map_err(|e| bad(format!("{what}: {e}")))
     } else {
@@ -115,8 +176,12 @@ pub fn as_object<'a>(v: &Unknown<'a>, what: &str) -> R<Object<'a>> {
 
 /// A property of an object (a throwing getter or Proxy trap becomes an error).
 pub fn field<'a>(obj: &Object<'a>, name: &str, what: &str) -> R<Unknown<'a>> {
-    obj.get_named_property::<Unknown>(name)
-        .map_err(|e| bad(format!("reading {what}.{name} failed: {}", e.reason)))
+    obj.get_named_property::<Unknown>(name).map_err(|e| {
+        bad(format!(
+            "reading {what}.{name} failed ({}): pass a plain object whose properties can be read",
+            thrown(obj.value().env, &e)
+        ))
+    })
 }
 
 /// An optional string property.
@@ -151,7 +216,7 @@ pub fn opt_bool(obj: &Object, name: &str, what: &str) -> R<Option<bool>> {
 
 /// An array of strings (holes and non-strings refused, naming the index).
 pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
-    if !v.is_array().unwrap_or(false) {
+    if !is_array(v) {
         return Err(bad(format!(
             "{what} must be an array of strings, e.g. {example} (got {})",
             describe(v)
@@ -159,14 +224,23 @@ pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
     }
     // SAFETY: the value is an array, hence an object.
     let arr = unsafe { v.cast::<Object>() }.map_err(|e| bad(format!("{what}: {e}")))?;
-    let len = arr
-        .get_array_length()
-        .map_err(|e| bad(format!("{what}: {e}")))?;
+    let env = v.value().env;
+    let len = arr.get_array_length().map_err(|e| {
+        bad(format!(
+            "{what} must be a plain array of strings, e.g. {example}; its length could not be read ({})",
+            thrown(env, &e)
+        ))
+    })?;
     let mut out = Vec::with_capacity(len as usize);
     for i in 0..len {
         let item: Unknown = arr
             .get_element(i)
-            .map_err(|e| bad(format!("reading {what}[{i}] failed: {}", e.reason)))?;
+            .map_err(|e| {
+                bad(format!(
+                    "reading {what}[{i}] failed ({}): pass a plain array of strings, e.g. {example}",
+                    thrown(env, &e)
+                ))
+            })?;
         if kind(&item) != ValueType::String {
             return Err(bad(format!(
                 "{what} must be an array of strings, e.g. {example}, but {what}[{i}] is {}",
@@ -181,9 +255,20 @@ pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
 /// A `Record<string, string>`.
 pub fn string_map(v: &Unknown, what: &str) -> R<Vec<(String, String)>> {
     let obj = as_object(v, what)?;
-    let keys = Object::keys(&obj).map_err(|e| bad(format!("{what}: {}", e.reason)))?;
+    let keys = Object::keys(&obj).map_err(|e| {
+        bad(format!(
+            "{what} must be a plain object mapping names to strings; its keys could not be read ({})",
+            thrown(obj.value().env, &e)
+        ))
+    })?;
     let mut out = Vec::with_capacity(keys.len());
     for k in keys {
+        if k.contains('\0') {
+            return Err(bad(format!(
+                "{what} key {:?} contains a NUL character, which no name can hold: remove it",
+                engine::errors::clip(&k)
+            )));
+        }
         let val = field(&obj, &k, what)?;
         if kind(&val) != ValueType::String {
             return Err(bad(format!(
@@ -200,5 +285,5 @@ pub fn string_map(v: &Unknown, what: &str) -> R<Vec<(String, String)>> {
 /// Convert a value the bindgen way when the type is already checked.
 pub fn cast<T: FromNapiValue>(v: &Unknown, what: &str) -> R<T> {
     // SAFETY: callers check the type first.
-    unsafe { v.cast::<T>() }.map_err(|e| bad(format!("{what}: {}", e.reason)))
+    unsafe { v.cast::<T>() }.map_err(|e| bad(format!("{what}: {}", thrown(v.value().env, &e))))
 }

@@ -20,6 +20,34 @@ pub const PREVIEW_CHARS: usize = 600;
 /// How long a host's bank may take before the fallback ref is used.
 pub const HOST_BANK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The environment variable that overrides [`HOST_BANK_TIMEOUT`] (whole
+/// milliseconds, > 0), read once per process: tests use it to exercise the
+/// bound without waiting 30 seconds.
+pub const HOST_BANK_TIMEOUT_ENV: &str = "NEUROLINK_COMMANDS_BANK_TIMEOUT_MS";
+
+/// The bound in force: [`HOST_BANK_TIMEOUT_ENV`] when it holds a positive
+/// whole number of milliseconds, else [`HOST_BANK_TIMEOUT`].
+pub fn host_bank_timeout() -> Duration {
+    static BOUND: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *BOUND.get_or_init(|| parse_bank_timeout(std::env::var(HOST_BANK_TIMEOUT_ENV).ok().as_deref()))
+}
+
+fn parse_bank_timeout(v: Option<&str>) -> Duration {
+    v.and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(HOST_BANK_TIMEOUT, Duration::from_millis)
+}
+
+/// A bound as the fallback hint spells it: "30 seconds", "250ms".
+fn spell(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        let s = d.as_secs();
+        format!("{s} second{}", if s == 1 { "" } else { "s" })
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
 const PREFIX: &str = "nlc-";
 
 /// The built-in artifact id of a stream.
@@ -100,7 +128,8 @@ pub async fn bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
             let (tx, rx) = oneshot::channel();
             *rec.bank_reply.lock().unwrap() = Some(tx);
             runtime::emit(Event::Bank(rec.task_id.clone()));
-            match tokio::time::timeout(HOST_BANK_TIMEOUT, rx).await {
+            let bound = host_bank_timeout();
+            match tokio::time::timeout(bound, rx).await {
                 Ok(Ok(outcomes)) => {
                     let [a, b] = outcomes;
                     [
@@ -112,9 +141,8 @@ pub async fn bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
                     .map(|s| fallback_ref(rec, s, "the host's bank went away before answering")),
                 Err(_) => {
                     rec.bank_reply.lock().unwrap().take();
-                    Stream::BOTH.map(|s| {
-                        fallback_ref(rec, s, "bankArtifact had not settled within 30 seconds")
-                    })
+                    let why = format!("bankArtifact had not settled within {}", spell(bound));
+                    Stream::BOTH.map(|s| fallback_ref(rec, s, &why))
                 }
             }
         }
@@ -171,4 +199,21 @@ pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     paging::read_page(rec.log(s), w)
         .map_err(|e| EngineError::Other(format!("artifact \"{id}\" cannot be read: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bank_bound_is_30_seconds_unless_the_environment_names_a_positive_one() {
+        assert_eq!(parse_bank_timeout(None), HOST_BANK_TIMEOUT);
+        for bad in ["", "0", "-5", "abc", "1.5", "1e3"] {
+            assert_eq!(parse_bank_timeout(Some(bad)), HOST_BANK_TIMEOUT, "{bad:?}");
+        }
+        assert_eq!(parse_bank_timeout(Some(" 250 ")), Duration::from_millis(250));
+        assert_eq!(spell(HOST_BANK_TIMEOUT), "30 seconds");
+        assert_eq!(spell(Duration::from_millis(250)), "250ms");
+        assert_eq!(spell(Duration::from_millis(1000)), "1 second");
+    }
 }

@@ -111,6 +111,8 @@ pub struct Sink {
     file: File,
     cap: u64,
     capped: bool,
+    /// A write failed: the log stays the prefix written before the failure.
+    broken: bool,
 }
 
 impl Sink {
@@ -120,13 +122,16 @@ impl Sink {
             file,
             cap,
             capped: false,
+            broken: false,
         }
     }
 
     /// Append `chunk` (up to the cap) to the file and publish it to readers.
-    /// On a write error the bytes written before it are still counted.
+    /// On a write error the bytes written before it are still counted, and
+    /// every later chunk is discarded: a write that succeeds again (space was
+    /// freed) must not append after a gap, so the log stays an exact prefix.
     pub fn write(&mut self, log: &StreamLog, chunk: &[u8]) -> io::Result<Wrote> {
-        if self.capped {
+        if self.capped || self.broken {
             return Ok(Wrote::Discarded);
         }
         let room = self.cap.saturating_sub(log.bytes());
@@ -135,6 +140,7 @@ impl Sink {
         while done < take {
             match self.file.write(&chunk[done..take]) {
                 Ok(0) => {
+                    self.broken = true;
                     return Err(io::Error::new(
                         io::ErrorKind::WriteZero,
                         "the log file accepted no bytes",
@@ -145,7 +151,10 @@ impl Sink {
                     done += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
             }
         }
         if take < chunk.len() {
@@ -198,6 +207,9 @@ mod tests {
         let ro = File::open(d.path()).unwrap();
         let mut sink = Sink::new(ro, 100);
         assert!(sink.write(&log, b"abc").is_err());
+        assert_eq!(log.bytes(), 0);
+        // Nothing is appended after a failure, even if writing would work again.
+        assert_eq!(sink.write(&log, b"def").unwrap(), Wrote::Discarded);
         assert_eq!(log.bytes(), 0);
     }
 }

@@ -165,9 +165,14 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
 fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {
     let fail = |what: &str, p: &Path, e: std::io::Error| {
         EngineError::LogDir(format!(
-            "Cannot create the log {what} {}: {}. Commands keep their output under os.tmpdir(); point TMPDIR at a writable directory with free space.",
+            "Cannot create the log {what} {}: {}. {}",
             p.display(),
-            os_reason(&e)
+            os_reason(&e),
+            if crate::errors::out_of_fds(&e) {
+                "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again."
+            } else {
+                "Commands keep their output under os.tmpdir(); point TMPDIR at a writable directory with free space."
+            }
         ))
     };
     DirBuilder::new()
@@ -279,6 +284,13 @@ pub fn terminate_everything(sig: i32) {
             signals::signal_group(pg, libc::SIGCONT);
         }
     }
+}
+
+/// The host process is exiting: start nothing more, wait for spawns in flight
+/// to be recorded, then stop every command group (`terminate_everything`).
+pub fn shut_down(sig: i32) {
+    supervisor::close_spawning();
+    terminate_everything(sig);
 }
 
 /// A page of a stream; reading a settled command's output marks it looked at.

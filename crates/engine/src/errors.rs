@@ -49,19 +49,25 @@ impl fmt::Display for EngineError {
             | EngineError::Other(m) => f.write_str(m),
             EngineError::ShellString(exe) => write!(
                 f,
-                "argv[0] {exe:?} looks like a shell command line, but commands run with NO shell: pass the executable alone as argv[0] and each argument as its own argv entry, e.g. [\"/usr/bin/pnpm\", \"run\", \"lint\"]"
+                "argv[0] {:?} looks like a shell command line, but commands run with NO shell: pass the executable alone as argv[0] and each argument as its own argv entry, e.g. [\"/usr/bin/pnpm\", \"run\", \"lint\"]",
+                clip(exe)
             ),
             EngineError::NotAllowed { executable, allowed } => {
-                write!(f, "Executable {executable:?} is not allowed: argv[0] must equal one of allowedExecutables exactly (no basename or PATH matching). ")?;
+                write!(f, "Executable {:?} is not allowed: argv[0] must equal one of allowedExecutables exactly (no basename or PATH matching). ", clip(executable))?;
                 if allowed.is_empty() {
                     f.write_str("The policy allows no executable at all; add it to allowedExecutables.")
                 } else {
-                    let list: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
-                    write!(f, "Allowed: {}", list.join(", "))
+                    let list: Vec<String> =
+                        allowed.iter().take(LIST_MAX).map(|a| format!("{:?}", clip(a))).collect();
+                    write!(f, "Allowed: {}", list.join(", "))?;
+                    if allowed.len() > LIST_MAX {
+                        write!(f, " and {} more", allowed.len() - LIST_MAX)?;
+                    }
+                    Ok(())
                 }
             }
             EngineError::UnknownTask { task_id, known } => {
-                write!(f, "No background command \"{task_id}\" for this host. ")?;
+                write!(f, "No background command \"{}\" for this host. ", clip(task_id))?;
                 if known.is_empty() {
                     f.write_str("This host has started none yet; use the taskId returned by startBackgroundCommand.")
                 } else {
@@ -70,11 +76,13 @@ impl fmt::Display for EngineError {
             }
             EngineError::UnknownArtifact(id) => write!(
                 f,
-                "No artifact \"{id}\" in the built-in bank: use the artifactId from a settled command's status.stdout or status.stderr"
+                "No artifact \"{}\" in the built-in bank: use the artifactId from a settled command's status.stdout or status.stderr",
+                clip(id)
             ),
             EngineError::UnknownSignal(name) => write!(
                 f,
-                "Unknown signal {name:?}: use one of {}",
+                "Unknown signal {:?}: use one of {}",
+                clip(name),
                 crate::signals::NAMES.join(", ")
             ),
             EngineError::GitNotConfigured => f.write_str(
@@ -85,6 +93,45 @@ impl fmt::Display for EngineError {
 }
 
 impl std::error::Error for EngineError {}
+
+/// The longest caller-given value a message repeats, in characters.
+pub const SHOWN_MAX: usize = 200;
+/// The most entries of a caller-given list a message repeats.
+const LIST_MAX: usize = 50;
+
+/// A caller-given value as a message repeats it: whole up to [`SHOWN_MAX`]
+/// characters, else its start, `…` and its length (a 10 MiB argument must not
+/// become a 10 MiB message).
+pub fn clip(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.char_indices().nth(SHOWN_MAX) {
+        None => std::borrow::Cow::Borrowed(value),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{}…({} characters)",
+            &value[..cut],
+            value.chars().count()
+        )),
+    }
+}
+
+/// Whether an OS error means the process (EMFILE) or the system (ENFILE) has
+/// no file descriptor left.
+pub fn out_of_fds(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+}
+
+/// What to do about an OS error that kept a command from starting, when the
+/// error itself is not about the executable.
+pub fn start_failure_advice(e: &std::io::Error) -> Option<&'static str> {
+    if out_of_fds(e) {
+        Some("The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.")
+    } else if e.raw_os_error() == Some(libc::E2BIG) {
+        Some("Its arguments and environment together exceed what the system lets one process receive (on Linux each argument may hold at most 128 KiB, all of them about 2 MiB): pass large data through a file instead.")
+    } else if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EAGAIN)) {
+        Some("The system refused to create another process (memory or process limit): let commands finish, then start it again.")
+    } else {
+        None
+    }
+}
 
 /// Shorthand for engine results.
 pub type EngineResult<T> = Result<T, EngineError>;

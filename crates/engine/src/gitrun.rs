@@ -62,6 +62,11 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
         ))
     })?;
     let git_executable = input.git_executable.unwrap_or_else(|| "git".to_string());
+    if git_executable.trim().is_empty() {
+        return Err(EngineError::BadInput(
+            "gitExecutable must name the git executable (e.g. \"git\" or \"/usr/bin/git\"), not an empty string".into(),
+        ));
+    }
     policy::check_argv(std::slice::from_ref(&git_executable))?;
     policy::check_not_shell(&git_executable)?;
     let preview = match input.preview_chars {

@@ -19,11 +19,12 @@ pub struct Window {
 }
 
 impl Window {
-    /// Apply the defaults and clamps: offset 0 (negatives and NaN → 0),
-    /// limit 50000 clamped to 1..200000; fractions are cut.
+    /// Apply the defaults and clamps: offset 0 (negatives and NaN → 0; an
+    /// offset too large to hold, +Infinity included, is past every end, as
+    /// `slice(Infinity)` is), limit 50000 clamped to 1..200000; fractions are cut.
     pub fn new(offset: Option<f64>, limit: Option<f64>) -> Window {
         let offset = offset
-            .filter(|o| o.is_finite() && *o > 0.0)
+            .filter(|o| *o > 0.0)
             .map_or(0, |o| o.floor() as u64);
         let limit = match limit {
             None => DEFAULT_LIMIT,
@@ -60,7 +61,7 @@ pub fn read_page(log: &StreamLog, w: Window) -> std::io::Result<Page> {
         offset: w.offset,
         limit: w.limit,
         total_size: win.total_units,
-        has_more: w.offset + w.limit < win.total_units,
+        has_more: w.offset.saturating_add(w.limit) < win.total_units,
     })
 }
 
@@ -101,6 +102,9 @@ mod tests {
                 limit: 200_000
             }
         );
+        assert_eq!(Window::new(Some(f64::INFINITY), None).offset, u64::MAX);
+        assert_eq!(Window::new(Some(1e300), None).offset, u64::MAX);
+        assert_eq!(Window::new(Some(f64::NEG_INFINITY), None).offset, 0);
         assert_eq!(
             Window::new(Some(10.7), Some(137.2)),
             Window {

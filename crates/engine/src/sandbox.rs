@@ -8,7 +8,7 @@ use std::fs;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use crate::errors::{EngineError, EngineResult};
+use crate::errors::{clip, EngineError, EngineResult};
 
 /// A directory that passed the sandbox check, held open by descriptor.
 #[derive(Debug)]
@@ -30,7 +30,8 @@ impl HeldDir {
 pub fn real_root(root: &str) -> EngineResult<PathBuf> {
     let real = fs::canonicalize(root).map_err(|e| {
         EngineError::Sandbox(format!(
-            "cwdRoot {root:?} is not an existing directory ({}): set the policy's cwdRoot to a directory that exists",
+            "cwdRoot {:?} is not an existing directory ({}): set the policy's cwdRoot to a directory that exists",
+            clip(root),
             os_reason(&e)
         ))
     })?;
@@ -46,14 +47,29 @@ pub fn real_root(root: &str) -> EngineResult<PathBuf> {
 /// its real path is the real root or below it, compared by path components.
 pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
     let root_real = real_root(root)?;
+    if cwd.contains('\0') {
+        return Err(EngineError::Sandbox(format!(
+            "cwd {:?} contains a NUL character, which no path can hold: pass an existing directory inside the permitted root {root_real:?}",
+            clip(cwd)
+        )));
+    }
     let joined = if Path::new(cwd).is_absolute() {
         PathBuf::from(cwd)
     } else {
         root_real.join(cwd)
     };
     let fd = open_dir(&joined).map_err(|e| {
+        if crate::errors::out_of_fds(&e) {
+            return EngineError::Other(format!(
+                "cwd {:?} could not be opened: {}. The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.",
+                clip(cwd),
+                os_reason(&e)
+            ));
+        }
         EngineError::Sandbox(format!(
-            "cwd {cwd:?} (resolved to {joined:?}) cannot be used as a working directory: {}; pass an existing directory inside the permitted root {root_real:?}",
+            "cwd {:?} (resolved to {:?}) cannot be used as a working directory: {}; pass an existing directory inside the permitted root {root_real:?}",
+            clip(cwd),
+            clip(&joined.to_string_lossy()),
             os_reason(&e)
         ))
     })?;

@@ -8,8 +8,10 @@
 //! with the host's memory. No `pre_exec` hook is used, because one would force
 //! fork.
 
+use std::ffi::CString;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::sandbox::HeldDir;
@@ -40,7 +42,11 @@ pub fn spawn(
     dir: &HeldDir,
     env: Option<&[(String, String)]>,
 ) -> io::Result<Spawned> {
-    let mut cmd = Command::new(&argv[0]);
+    let program = env
+        .and_then(|e| resolve_in_env_path(&argv[0], e))
+        .unwrap_or_else(|| PathBuf::from(&argv[0]));
+    let mut cmd = Command::new(program);
+    std::os::unix::process::CommandExt::arg0(&mut cmd, &argv[0]);
     cmd.args(&argv[1..])
         .current_dir(dir.proc_path())
         .stdin(Stdio::null())
@@ -59,6 +65,41 @@ pub fn spawn(
         stdout: stdout.into(),
         stderr: stderr.into(),
     })
+}
+
+/// With a replacing environment, `Command` looks a bare program name up in
+/// that environment's PATH, which it can only do by forking (posix_spawnp
+/// would search the parent's PATH) — and a fork costs time in proportion to
+/// the host's memory. So the name is resolved here as execvp would resolve
+/// it — the first PATH entry holding an executable file; glibc's default
+/// `/bin:/usr/bin` when there is no PATH — and the absolute path is spawned
+/// (argv[0] stays as given). `None` leaves the lookup to `Command`: a name
+/// with a slash, a PATH with a relative or empty entry (those mean the
+/// child's working directory), or no match.
+fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
+    if program.is_empty() || program.contains('/') {
+        return None;
+    }
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map_or("/bin:/usr/bin", |(_, v)| v.as_str());
+    for dir in path.split(':') {
+        if !dir.starts_with('/') {
+            return None;
+        }
+        let candidate = Path::new(dir).join(program);
+        let Ok(c) = CString::new(candidate.as_os_str().as_encoded_bytes()) else {
+            return None;
+        };
+        let is_file = std::fs::metadata(&candidate).is_ok_and(|m| m.is_file());
+        // SAFETY: `c` is a valid NUL-terminated path.
+        if is_file && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+            return Some(candidate);
+        }
+    }
+    None
 }
 
 /// A pidfd for `pid` (Linux ≥ 5.3): readable once the process has exited.
@@ -162,6 +203,21 @@ mod tests {
             run(&["/bin/sh", "-c", "kill -9 $$"], None).1,
             Exit::Signal(9)
         );
+    }
+
+    #[test]
+    fn a_bare_name_runs_from_the_replacing_path_with_argv0_kept() {
+        let env = vec![("PATH".to_string(), "/nonexistent:/usr/bin:/bin".to_string())];
+        let (out, exit) = run(&["sh", "-c", "echo $0"], Some(&env));
+        assert_eq!(exit, Exit::Code(0));
+        assert_eq!(out, "sh\n");
+        let found = resolve_in_env_path("sh", &env).unwrap();
+        assert!(found.ends_with("sh") && found.is_absolute());
+        assert_eq!(resolve_in_env_path("sh", &[]).unwrap().parent().unwrap(), Path::new("/bin"));
+        let relative = vec![("PATH".to_string(), "bin:/usr/bin".to_string())];
+        assert_eq!(resolve_in_env_path("sh", &relative), None);
+        assert_eq!(resolve_in_env_path("/bin/sh", &env), None);
+        assert_eq!(resolve_in_env_path("no-such-program-here", &env), None);
     }
 
     #[test]

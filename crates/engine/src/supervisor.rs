@@ -28,6 +28,38 @@ use crate::watchdog;
 /// holding them) before the rest of the group is stopped.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
 
+/// Spawns hold this shared from before their process exists until its group
+/// is recorded (for the exit hook) and tracked (for the watchdog). The exit
+/// hook takes it exclusively — so every spawn in flight finishes that
+/// bookkeeping first — and sets it: from then on nothing is started, so no
+/// process can be created that the exiting host never signals.
+static SPAWN_GATE: std::sync::RwLock<bool> = std::sync::RwLock::new(false);
+
+/// The host process is exiting: wait for spawns in flight to be recorded and
+/// refuse every later one.
+pub fn close_spawning() {
+    *SPAWN_GATE.write().unwrap_or_else(|e| e.into_inner()) = true;
+}
+
+/// Spawn under the gate; the group is recorded and tracked before it opens.
+fn start_process(
+    rec: &Record,
+    dir: &HeldDir,
+    env: Option<&[(String, String)]>,
+) -> std::io::Result<spawn::Spawned> {
+    // The watchdog runs before the first process exists, not just after it.
+    watchdog::ensure_started();
+    let gate = SPAWN_GATE.read().unwrap_or_else(|e| e.into_inner());
+    if *gate {
+        return Err(std::io::Error::other("the host process is exiting"));
+    }
+    let child = spawn::spawn(&rec.argv, dir, env)?;
+    rec.pgid.store(child.pid, std::sync::atomic::Ordering::Release);
+    watchdog::track(child.pid);
+    drop(gate);
+    Ok(child)
+}
+
 const CHUNK: usize = 64 * 1024;
 
 /// What the supervisor needs besides the record.
@@ -84,15 +116,18 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
         files,
         mut control,
     } = l;
-    let spawned = spawn::spawn(&rec.argv, &dir, env.as_deref());
+    let spawned = start_process(&rec, &dir, env.as_deref());
     drop(dir);
     let child = match spawned {
         Ok(c) => c,
         Err(e) => {
             let error = format!(
-                "{:?} could not be started: {}. Check that argv[0] names an installed executable this user may run.",
-                rec.argv[0],
-                os_reason(&e)
+                "{:?} could not be started: {}. {}",
+                crate::errors::clip(&rec.argv[0]),
+                os_reason(&e),
+                crate::errors::start_failure_advice(&e).unwrap_or(
+                    "Check that argv[0] names an installed executable this user may run."
+                )
             );
             for s in Stream::BOTH {
                 rec.log(s).finish();
@@ -102,8 +137,6 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
         }
     };
     let pid = child.pid;
-    rec.pgid.store(pid, std::sync::atomic::Ordering::Release);
-    watchdog::track(pid);
     {
         let mut live = rec.live.lock().unwrap();
         if live.state == State::Queued {

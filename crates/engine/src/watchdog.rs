@@ -57,6 +57,11 @@ fn send(line: String) {
     }
 }
 
+/// Start the watchdog now if it is not running yet.
+pub fn ensure_started() {
+    LazyLock::force(&PIPE);
+}
+
 /// A command group started.
 pub fn track(pgid: i32) {
     send(format!("+ {pgid}\n"));

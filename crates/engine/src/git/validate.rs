@@ -181,6 +181,14 @@ pub fn resolve_repo_path(real_root: &Path, input: &str) -> Result<String, GitRef
             quote(input)
         )));
     }
+    // git reads a leading ':' as pathspec magic (":(top)", ":/x"), which can
+    // reach past the root when the root is a subdirectory of a repository.
+    if trimmed.starts_with(':') {
+        return Err(GitRefusal(format!(
+            "path {} must not start with \":\" (git would read it as pathspec magic); {FIX}",
+            quote(input)
+        )));
+    }
     let root = fs::canonicalize(real_root).unwrap_or_else(|_| real_root.to_path_buf());
     let candidate = if Path::new(trimmed).is_absolute() {
         PathBuf::from(trimmed)
@@ -530,6 +538,15 @@ mod tests {
             prop_assume!(!is_since_char(bad));
             let input = format!("{head}{bad}{tail}");
             prop_assert!(refused(validate_since(&input)).contains("not a valid date"));
+        }
+    }
+
+    #[test]
+    fn pathspec_magic_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in [":(top)", ":/secret.txt", " :!x"] {
+            let e = resolve_repo_path(dir.path(), p).unwrap_err().to_string();
+            assert!(e.contains("pathspec magic"), "{p}: {e}");
         }
     }
 }

@@ -1,0 +1,86 @@
+// Case 1 — paging: read every 50,000-character page of a settled 32 MiB log
+// (ASCII with multi-byte text mixed in), reference vs ours, against one
+// sequential read of the file into a string (the machine's limit).
+
+import fs from 'node:fs'
+
+import { flags, makeRunner, median, MiB, now, report, SH, shellQuote } from './common.mjs'
+
+const f = flags()
+const SIZE = Number(f.mib ?? 32) * MiB
+const PAGE = 50_000
+const LINE =
+  'build step 0042 ok: héllo wörld, naïve café — 日本語のテキスト, ελληνικά, emoji 😀🚀 and plain ASCII padding text'
+const producer = [SH, '-c', `yes ${shellQuote(LINE)} | head -c ${SIZE}`]
+
+async function produce(kind) {
+  const r = makeRunner(kind, { maxOutputBytes: SIZE * 2 })
+  const id = await r.start(producer)
+  const st = await r.wait(id)
+  if (st.stdoutBytes !== SIZE) throw new Error(`${kind} captured ${st.stdoutBytes} bytes, expected ${SIZE}`)
+  return { r, id }
+}
+
+/** Every page in order; `whole` (when given) checks each page outside the timed part. */
+async function allPages(r, id, whole) {
+  let ms = 0
+  let pages = 0
+  let offset = 0
+  let total = Infinity
+  while (offset < total) {
+    const t0 = now()
+    const p = await r.page(id, { stream: 'stdout', offset, limit: PAGE })
+    ms += now() - t0
+    total = p.totalSize
+    if (whole !== undefined && (p.content !== whole.slice(offset, offset + PAGE) || total !== whole.length)) {
+      throw new Error(`${r.kind}: page at ${offset} differs from the same slice of the whole log`)
+    }
+    pages++
+    offset += PAGE
+  }
+  return { ms, pages }
+}
+
+const ours = await produce('ours')
+const ref = await produce('reference')
+
+// The limit: one sequential read of the whole file into a string.
+const path = ours.r.logPath(ours.id)
+const reads = []
+let whole
+for (let i = 0; i < 5; i++) {
+  const t0 = now()
+  whole = fs.readFileSync(path, 'utf8')
+  reads.push(now() - t0)
+}
+const rawReads = []
+for (let i = 0; i < 5; i++) {
+  const t0 = now()
+  fs.readFileSync(path)
+  rawReads.push(now() - t0)
+}
+
+// Ours: three passes over every page, the median pass is reported.
+// Checked once against slices of the whole text, then timed.
+await allPages(ours.r, ours.id, whole)
+const passes = []
+let check
+for (let i = 0; i < 3; i++) {
+  check = await allPages(ours.r, ours.id)
+  passes.push(check.ms)
+}
+const refPass = await allPages(ref.r, ref.id, whole)
+
+report({
+  case: 'paging',
+  bytes: SIZE,
+  units: whole.length,
+  pages: check.pages,
+  limitMs: median(reads),
+  rawReadMs: median(rawReads),
+  oursMs: median(passes),
+  oursPassesMs: passes,
+  refMs: refPass.ms,
+  oursPerPageMs: median(passes) / check.pages,
+  refPerPageMs: refPass.ms / refPass.pages,
+})
