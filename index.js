@@ -169,7 +169,22 @@ native.init(onEngineEvent)
 // The process is exiting: nothing starts any more and every command group gets
 // SIGTERM (the watchdog sends SIGKILL 2 s later). Only the main thread's exit
 // is the process's; a worker's teardown runs the binding's env cleanup hook.
-if (require('node:worker_threads').isMainThread) process.on('exit', () => native.terminateAll())
+if (require('node:worker_threads').isMainThread) {
+  process.on('exit', () => native.terminateAll())
+  // A terminating signal nobody else handles would kill the host without the
+  // exit hook: stop starting and stop every group first, then let the signal
+  // take its default course. A host with its own listener keeps full control
+  // (its eventual exit runs the hook; the watchdog covers the rest).
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+    const onSignal = () => {
+      if (process.listenerCount(sig) > 1) return
+      native.terminateAll()
+      process.removeListener(sig, onSignal)
+      process.kill(process.pid, sig)
+    }
+    process.on(sig, onSignal)
+  }
+}
 
 function abortSignalOf(options) {
   if (options === null || typeof options !== 'object') return undefined

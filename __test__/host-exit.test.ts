@@ -55,6 +55,15 @@ function marked(mark: string): number[] {
   return out
 }
 
+/** `pid` is alive and one of ours (so a reused pid never counts). */
+function ours(pid: number, mark: string): boolean {
+  try {
+    return alive(pid) && ('\0' + readFileSync(`/proc/${pid}/environ`, 'latin1')).includes(`\0NLC_MARK=${mark}\0`)
+  } catch {
+    return false
+  }
+}
+
 function describeLeft(mark: string): string {
   return marked(mark)
     .map((p) => `${p}: ${cmdline(p)}`)
@@ -74,6 +83,7 @@ interface Run {
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   stderr: () => string
   go: () => void
+  stdout: () => string
 }
 
 /** Start the fixture host and wait until its commands and grandchildren run.
@@ -112,7 +122,7 @@ async function startHost(t: TestContext, mode: string, detached = false): Promis
     15_000,
     'the host to start its commands',
   )
-  return { child, mark, ready, ended, stderr: () => err, go: () => child.stdin!.write('go\n') }
+  return { child, mark, ready, ended, stderr: () => err, go: () => child.stdin!.write('go\n'), stdout: () => out }
 }
 
 /** What must be running before the host ends: the host, 3 commands with grandchildren, the watchdog. */
@@ -146,12 +156,12 @@ async function within(check: () => boolean, what: string, mark: string, ms = 10_
 async function assertNothingLeft(t: TestContext, run: Run, t0: number): Promise<void> {
   const { mark, ready } = run
   const leaders = ready.commands.map((c) => c.leader)
-  await within(() => leaders.every((p) => !alive(p)), 'the leaders to be gone', mark)
+  await within(() => leaders.every((p) => !ours(p, mark)), 'the leaders to be gone', mark)
   const leadersGone = Date.now() - t0
   await within(() => marked(mark).length === 0, 'every process of the host to be gone', mark)
   const allGone = Date.now() - t0
   for (const c of ready.commands) {
-    assert.ok(!alive(c.leader) && !alive(c.bg), `command ${c.leader} and its grandchild ${c.bg} are gone`)
+    assert.ok(!ours(c.leader, mark) && !ours(c.bg, mark), `command ${c.leader} and its grandchild ${c.bg} are gone`)
   }
   t.diagnostic(`leaders gone after ${leadersGone}ms, everything after ${allGone}ms`)
   // The SIGTERM-ignoring grandchild needs the watchdog's SIGKILL (2 s after
@@ -225,7 +235,7 @@ test('without the watchdog, the in-process exit hook alone still sends SIGTERM t
   assert.equal(end.code, 0)
   const [plain, ignoresTerm, detached] = run.ready.commands
   await within(
-    () => [plain.leader, plain.bg, ignoresTerm.leader, detached.leader, detached.bg].every((p) => !alive(p)),
+    () => [plain.leader, plain.bg, ignoresTerm.leader, detached.leader, detached.bg].every((p) => !ours(p, run.mark)),
     'every process that honours SIGTERM to be gone',
     run.mark,
     5_000,
@@ -245,6 +255,66 @@ test('host exits while the engine is still spawning a burst of commands: none of
     run.go()
     const end = await run.ended
     assert.equal(end.code, 0)
+    await assertNothingLeft(t, run, t0)
+  }
+})
+
+test('host killed by a signal in the middle of a burst of starts: only a start in flight can survive SIGKILL (at most 2), none survives SIGTERM/SIGINT', async (t) => {
+  // The documented limit: a start whose process exists but whose group the
+  // watchdog has not been told yet (one per engine worker thread, of which
+  // there are 2) is not stopped when the host dies without running its exit
+  // hook. Everything else is.
+  const survivors: string[] = []
+  for (const sig of ['SIGKILL', 'SIGTERM', 'SIGINT'] as const) {
+    const run = await startHost(t, 'burst-wait')
+    assertEverythingRuns(run)
+    run.go()
+    await waitFor(() => run.stdout().includes('burst'), 10_000, 'the burst to begin')
+    run.child.kill(sig)
+    const end = await run.ended
+    assert.equal(end.signal, sig)
+    // The watchdog's SIGKILL comes 2 s after the host died; wait past it.
+    const watchdogDone = () =>
+      !marked(run.mark).some((p) => {
+        const c = cmdline(p)
+        return c.includes('neurolink-commands-watchdog') || c === 'sleep 2'
+      })
+    await within(watchdogDone, 'the watchdog to finish', run.mark)
+    const leaders = run.ready.commands.map((c) => c.leader)
+    // The watchdog's last SIGKILL may still be landing: poll, bounded.
+    await within(
+      () => run.ready.commands.every((c) => !ours(c.leader, run.mark) && !ours(c.bg, run.mark)),
+      'the commands started before the burst to be gone',
+      run.mark,
+      5_000,
+    )
+    const left = marked(run.mark)
+    // The adapter's own SIGTERM/SIGINT listener (the host has none) stops
+    // spawning and every group before the signal takes its default course.
+    if (sig !== 'SIGKILL') assert.deepEqual(left, [], `nothing survives ${sig}: ${describeLeft(run.mark)}`)
+    assert.ok(
+      left.length <= 4,
+      `at most 2 commands (a leader and its child each) survive, not ${left.length}: ${describeLeft(run.mark)}`,
+    )
+    for (const p of left) {
+      assert.ok(!leaders.includes(p))
+      assert.match(cmdline(p), /^(sleep 300|\/bin\/sh -c sleep 300 & exec sleep 300)$/)
+    }
+    survivors.push(`${sig}: ${left.length} process(es)`)
+  }
+  t.diagnostic(`survivors after a signal mid-burst — ${survivors.join(', ')}`)
+})
+
+test('a host that turns SIGTERM/SIGINT into process.exit leaves nothing, even mid-burst', async (t) => {
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    const run = await startHost(t, 'burst-trap')
+    assertEverythingRuns(run)
+    run.go()
+    await waitFor(() => run.stdout().includes('burst'), 10_000, 'the burst to begin')
+    const t0 = Date.now()
+    run.child.kill(sig)
+    const end = await run.ended
+    assert.equal(end.code, sig === 'SIGTERM' ? 143 : 130)
     await assertNothingLeft(t, run, t0)
   }
 })

@@ -44,6 +44,15 @@ function marked(mark: string): number[] {
   return out
 }
 
+/** `pid` is alive and one of ours (so a reused pid never counts). */
+function ours(pid: number, mark: string): boolean {
+  try {
+    return alive(pid) && ('\0' + readFileSync(`/proc/${pid}/environ`, 'latin1')).includes(`\0NLC_MARK=${mark}\0`)
+  } catch {
+    return false
+  }
+}
+
 /** Signals that `pid` ignores (the SigIgn mask of /proc/<pid>/status). */
 function ignoredMask(pid: number): bigint {
   try {
@@ -89,7 +98,7 @@ async function pidsOf(host: object, taskId: string): Promise<{ leader: number; b
 
 async function assertAllGone(mark: string, pgid: number, pids: number[]): Promise<void> {
   await waitFor(
-    () => groupMembers(pgid).length === 0 && marked(mark).length === 0 && pids.every((p) => !alive(p)),
+    () => groupMembers(pgid).length === 0 && marked(mark).length === 0 && pids.every((p) => !ours(p, mark)),
     5_000,
     `group ${pgid} and every marked process to be gone (left: group ${groupMembers(pgid)}, marked ${marked(mark)})`,
   )

@@ -1,7 +1,8 @@
 // Case 4 — spawn cost vs host memory: with the host holding --heap MiB of
-// touched JS heap, start N `true` commands at once and time start-to-settle
-// (all settled), and how long each start call blocks the JS thread. Each heap
-// size runs in its own process; this process measures every runner in turn.
+// touched JS heap, time start-to-settle of N `true` commands — all started at
+// once (burst) and one after another (seq: each settled before the next
+// starts) — and how long each start call blocks the JS thread. Each heap size
+// runs in its own process; this process measures every runner in turn.
 
 import { flags, makeRunner, median, now, percentile, report, runDirect, SH, TRUE } from './common.mjs'
 
@@ -21,10 +22,8 @@ globalThis.gc?.()
 const heapUsed = process.memoryUsage().heapUsed
 const rss = process.memoryUsage().rss
 
-const MODE = f.mode ?? 'seq'
-
 /** N commands: one after another (seq: each settled before the next starts) or all at once (burst). */
-async function batch(r) {
+async function batch(r, MODE) {
   const block = []
   const t = now()
   const sts = []
@@ -49,34 +48,33 @@ async function batch(r) {
   return { ms, block }
 }
 
-const results = {}
-for (const kind of RUNNERS) {
-  const r = makeRunner(kind)
-  await batch(r) // warm-up (code paths, the watchdog, thread pools)
-  const runs = []
-  let blocks = []
+const results = { burst: {}, seq: {} }
+const runners = Object.fromEntries(RUNNERS.map((k) => [k, makeRunner(k)]))
+for (const kind of RUNNERS) await batch(runners[kind], 'burst') // warm-up (code paths, the watchdog, thread pools)
+for (const mode of ['burst', 'seq']) {
+  // Rounds interleave the runners, so a burst of load on the machine hits them alike.
+  const runs = Object.fromEntries(RUNNERS.map((k) => [k, { ms: [], block: [] }]))
+  runs.limit = { ms: [] }
   for (let i = 0; i < ROUNDS; i++) {
-    const b = await batch(r)
-    runs.push(b.ms)
-    blocks = blocks.concat(b.block)
+    for (const kind of RUNNERS) {
+      const b = await batch(runners[kind], mode)
+      runs[kind].ms.push(b.ms)
+      runs[kind].block.push(...b.block)
+    }
+    // The machine's limit: a small shell starting the same N commands.
+    const t = now()
+    const sep = mode === 'seq' ? ';' : ' &'
+    await runDirect([SH, '-c', `i=0; while [ $i -lt ${N} ]; do ${TRUE}${sep} i=$((i+1)); done; wait`])
+    runs.limit.ms.push(now() - t)
   }
-  results[kind] = {
-    ms: median(runs),
-    runsMs: runs,
-    blockMeanMs: blocks.reduce((a, b) => a + b, 0) / blocks.length,
-    blockP99Ms: percentile(blocks, 99),
+  for (const [kind, r] of Object.entries(runs)) {
+    results[mode][kind] = { ms: median(r.ms), runsMs: r.ms }
+    if (r.block) {
+      results[mode][kind].blockMeanMs = r.block.reduce((a, b) => a + b, 0) / r.block.length
+      results[mode][kind].blockP99Ms = percentile(r.block, 99)
+    }
   }
 }
-
-// The machine's limit: a small shell starting the same N commands, all at once.
-const lim = []
-for (let i = 0; i < ROUNDS; i++) {
-  const t = now()
-  const amp = MODE === 'seq' ? '' : ' &'
-  await runDirect([SH, '-c', `i=0; while [ $i -lt ${N} ]; do ${TRUE}${amp}; i=$((i+1)); done; wait`])
-  lim.push(now() - t)
-}
-results.limit = { ms: median(lim), runsMs: lim }
 
 if (keep.length < 0) console.log(keep) // keep the heap alive to the end
-report({ case: 'spawn', mode: MODE, heapMiB: HEAP_MIB, heapUsed, rss, fillMs, commands: N, results })
+report({ case: 'spawn', heapMiB: HEAP_MIB, heapUsed, rss, fillMs, commands: N, results })

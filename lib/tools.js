@@ -6,7 +6,23 @@
 const DEFAULT_TIMEOUT_MS = 120000
 
 function isObject(v) {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
+  try {
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+  } catch {
+    return false // a revoked Proxy
+  }
+}
+
+/** A param's value for a refusal; never throws (cycles, bigints, symbols, revoked Proxies). */
+function shown(v) {
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v)
+  if (typeof v === 'symbol') return 'a symbol'
+  if (typeof v === 'function') return 'a function'
+  try {
+    return JSON.stringify(v) ?? typeof v
+  } catch {
+    return typeof v
+  }
 }
 
 /**
@@ -18,7 +34,7 @@ function optionalNumber(params, key, what, ok = () => true) {
   const v = params[key]
   if (v === undefined || v === null) return undefined
   if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
-    throw new Error(`${key} must be ${what} (got ${JSON.stringify(v) ?? typeof v})`)
+    throw new Error(`${key} must be ${what} (got ${shown(v)})`)
   }
   return v
 }
@@ -279,6 +295,49 @@ const GIT_TOOLS = {
   },
 }
 
+/** What a git tool param must be, from its schema, for refusals. */
+function expected(schema) {
+  if (schema.enum) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`
+  if (schema.type === 'boolean') return 'true or false'
+  if (schema.type === 'integer') {
+    return schema.maximum === undefined
+      ? `an integer ≥ ${schema.minimum}`
+      : `an integer from ${schema.minimum} to ${schema.maximum}`
+  }
+  return 'a string'
+}
+
+function describeParam(v) {
+  if (typeof v === 'number') return String(v)
+  if (typeof v === 'bigint') return 'a bigint'
+  if (typeof v === 'symbol') return 'a symbol'
+  if (typeof v === 'function') return 'a function'
+  try {
+    return Array.isArray(v) ? 'an array' : 'an object'
+  } catch {
+    return 'an object' // a revoked Proxy
+  }
+}
+
+/**
+ * The params a git tool knows, each read once, as JSON values (unknown keys
+ * are ignored, as the engine ignores them). A value JSON cannot hold — an
+ * object or array (all git params are scalars; a cycle or deep nesting
+ * included), a function, a symbol, a bigint, NaN or ±Infinity — is refused
+ * here, naming the param and what it must be.
+ */
+function jsonParams(name, properties, params) {
+  const out = {}
+  for (const [key, schema] of Object.entries(properties)) {
+    const v = params[key]
+    if (v === undefined || v === null) continue
+    const ok = typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
+    if (!ok) throw new Error(`${name}: ${key} must be ${expected(schema)}, not ${describeParam(v)}`)
+    out[key] = v
+  }
+  return out
+}
+
 function createGitTools(host, api, native, hostState) {
   const state = hostState(host)
   const tools = {}
@@ -290,7 +349,7 @@ function createGitTools(host, api, native, hostState) {
       { type: 'object', properties: spec.properties, required: spec.required, additionalProperties: false },
       spec.shape,
       async (params, ctx) => {
-        const args = native.gitToolArgs(state.id, name, params)
+        const args = native.gitToolArgs(state.id, name, jsonParams(name, spec.properties, params))
         const session = ctx && typeof ctx.sessionId === 'string' && ctx.sessionId ? ctx.sessionId : undefined
         return api.runGitCommand(host, args, session)
       },

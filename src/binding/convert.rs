@@ -233,14 +233,12 @@ pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
     })?;
     let mut out = Vec::with_capacity(len as usize);
     for i in 0..len {
-        let item: Unknown = arr
-            .get_element(i)
-            .map_err(|e| {
-                bad(format!(
-                    "reading {what}[{i}] failed ({}): pass a plain array of strings, e.g. {example}",
-                    thrown(env, &e)
-                ))
-            })?;
+        let item: Unknown = arr.get_element(i).map_err(|e| {
+            bad(format!(
+                "reading {what}[{i}] failed ({}): pass a plain array of strings, e.g. {example}",
+                thrown(env, &e)
+            ))
+        })?;
         if kind(&item) != ValueType::String {
             return Err(bad(format!(
                 "{what} must be an array of strings, e.g. {example}, but {what}[{i}] is {}",

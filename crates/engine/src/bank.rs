@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use crate::capture::{Stream, StreamLog};
 use crate::errors::{EngineError, EngineResult};
 use crate::paging::{self, Page, Window};
-use crate::record::{ArtifactRef, BankMode, BankOutcome, Record};
+use crate::record::{ArtifactRef, BankMode, BankOutcome, Record, Refs};
 use crate::registry;
 use crate::runtime::{self, Event};
 use crate::text;
@@ -70,6 +70,9 @@ pub fn label(rec: &Record, s: Stream) -> String {
 
 fn preview(log: &StreamLog) -> String {
     let len = log.bytes().min((PREVIEW_CHARS * 3 + 4) as u64);
+    if len == 0 {
+        return String::new();
+    }
     let mut buf = vec![0u8; len as usize];
     let read = log
         .open()
@@ -118,33 +121,41 @@ pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
     }
 }
 
-/// Bank both streams of a command whose process has ended.
-pub async fn bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
+/// Bank both streams of a command whose process has ended. In the built-in
+/// bank the log file is the artifact, so nothing is copied or kept: the refs
+/// are rebuilt from the finished logs when a status is built.
+pub async fn bank(rec: &Arc<Record>) -> Refs {
     match rec.bank {
-        BankMode::BuiltIn => Stream::BOTH.map(|s| builtin_ref(rec, s)),
-        BankMode::Host if !runtime::has_listener() => Stream::BOTH
-            .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process")),
-        BankMode::Host => {
-            let (tx, rx) = oneshot::channel();
-            *rec.bank_reply.lock().unwrap() = Some(tx);
-            runtime::emit(Event::Bank(rec.task_id.clone()));
-            let bound = host_bank_timeout();
-            match tokio::time::timeout(bound, rx).await {
-                Ok(Ok(outcomes)) => {
-                    let [a, b] = outcomes;
-                    [
-                        resolve(rec, Stream::Stdout, a),
-                        resolve(rec, Stream::Stderr, b),
-                    ]
-                }
-                Ok(Err(_)) => Stream::BOTH
-                    .map(|s| fallback_ref(rec, s, "the host's bank went away before answering")),
-                Err(_) => {
-                    rec.bank_reply.lock().unwrap().take();
-                    let why = format!("bankArtifact had not settled within {}", spell(bound));
-                    Stream::BOTH.map(|s| fallback_ref(rec, s, &why))
-                }
-            }
+        BankMode::BuiltIn => Refs::BuiltIn,
+        BankMode::Host => Refs::Kept(Box::new(host_bank(rec).await)),
+    }
+}
+
+/// Bank both streams through the host's `bankArtifact`.
+async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
+    if !runtime::has_listener() {
+        return Stream::BOTH
+            .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
+    }
+    let (tx, rx) = oneshot::channel();
+    *rec.bank_reply.lock().unwrap() = Some(tx);
+    runtime::emit(Event::Bank(rec.task_id.clone()));
+    let bound = host_bank_timeout();
+    match tokio::time::timeout(bound, rx).await {
+        Ok(Ok(outcomes)) => {
+            let [a, b] = outcomes;
+            [
+                resolve(rec, Stream::Stdout, a),
+                resolve(rec, Stream::Stderr, b),
+            ]
+        }
+        Ok(Err(_)) => {
+            Stream::BOTH.map(|s| fallback_ref(rec, s, "the host's bank went away before answering"))
+        }
+        Err(_) => {
+            rec.bank_reply.lock().unwrap().take();
+            let why = format!("bankArtifact had not settled within {}", spell(bound));
+            Stream::BOTH.map(|s| fallback_ref(rec, s, &why))
         }
     }
 }
@@ -211,7 +222,10 @@ mod tests {
         for bad in ["", "0", "-5", "abc", "1.5", "1e3"] {
             assert_eq!(parse_bank_timeout(Some(bad)), HOST_BANK_TIMEOUT, "{bad:?}");
         }
-        assert_eq!(parse_bank_timeout(Some(" 250 ")), Duration::from_millis(250));
+        assert_eq!(
+            parse_bank_timeout(Some(" 250 ")),
+            Duration::from_millis(250)
+        );
         assert_eq!(spell(HOST_BANK_TIMEOUT), "30 seconds");
         assert_eq!(spell(Duration::from_millis(250)), "250ms");
         assert_eq!(spell(Duration::from_millis(1000)), "1 second");

@@ -9,13 +9,13 @@ use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use crate::capture::{Stream, StreamLog};
 use crate::errors::{EngineError, EngineResult};
 use crate::paging::{self, Page, Window};
 use crate::policy::{self, Policy};
-use crate::record::{BankMode, Control, KillReason, Live, Record, State, Status};
+use crate::record::{BankMode, Control, KillReason, Live, Record, Settled, State, Status};
 use crate::registry::{self, Counts};
 use crate::sandbox::{self, os_reason};
 use crate::signals;
@@ -141,7 +141,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             killed: false,
             follow: [0, 0],
         }),
-        settled: watch::Sender::new(false),
+        settled: Settled::new(),
         control: Mutex::new(Some(tx)),
         bank_reply: Mutex::new(None),
     });
@@ -204,8 +204,7 @@ pub async fn await_settled(
     timeout_ms: Option<f64>,
 ) -> EngineResult<Status> {
     let rec = registry::lookup(host, task_id)?;
-    let limit = timeout_ms
-        .map(policy::duration_ms);
+    let limit = timeout_ms.map(policy::duration_ms);
     rec.wait_settled(limit).await;
     Ok(rec.status(true))
 }
@@ -230,7 +229,8 @@ pub async fn kill(
     // it the same way.
     rec.send(Control::Kill(signal, reason));
     if !rec.is_settled() {
-        rec.wait_settled(Some(policy::duration_ms(rec.kill_grace_ms * 2.0))).await;
+        rec.wait_settled(Some(policy::duration_ms(rec.kill_grace_ms * 2.0)))
+            .await;
     }
     Ok(rec.status(true))
 }
@@ -293,16 +293,27 @@ pub fn shut_down(sig: i32) {
     terminate_everything(sig);
 }
 
+/// Why a log could not be read, and what to do about it.
+fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) -> EngineError {
+    EngineError::Other(format!(
+        "Cannot read the {} log of \"{task_id}\" ({}): {}. {}",
+        stream.name(),
+        path.display(),
+        os_reason(e),
+        if crate::errors::out_of_fds(e) {
+            "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then read again."
+        } else {
+            "The log file must stay where the runner put it (under os.tmpdir()) for its output to be read."
+        }
+    ))
+}
+
 /// A page of a stream; reading a settled command's output marks it looked at.
 pub fn read_output(host: u32, task_id: &str, stream: Stream, w: Window) -> EngineResult<Page> {
     let rec = registry::lookup(host, task_id)?;
     let settled = rec.is_settled();
-    let page = paging::read_page(rec.log(stream), w).map_err(|e| {
-        EngineError::Other(format!(
-            "Cannot read the {} log of \"{task_id}\": {e}",
-            stream.name()
-        ))
-    })?;
+    let page = paging::read_page(rec.log(stream), w)
+        .map_err(|e| read_failure(task_id, stream, &rec.log(stream).path, &e))?;
     if settled {
         rec.look();
     }
@@ -388,12 +399,8 @@ pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOut
         offset: from,
         limit: paging::MAX_LIMIT,
     };
-    let page = paging::read_page(rec.log(stream), w).map_err(|e| {
-        EngineError::Other(format!(
-            "Cannot read the {} log of \"{task_id}\": {e}",
-            stream.name()
-        ))
-    })?;
+    let page = paging::read_page(rec.log(stream), w)
+        .map_err(|e| read_failure(task_id, stream, &rec.log(stream).path, &e))?;
     let got = page.content.len() as u64;
     {
         let mut live = rec.live.lock().unwrap();

@@ -23,9 +23,7 @@ impl Window {
     /// offset too large to hold, +Infinity included, is past every end, as
     /// `slice(Infinity)` is), limit 50000 clamped to 1..200000; fractions are cut.
     pub fn new(offset: Option<f64>, limit: Option<f64>) -> Window {
-        let offset = offset
-            .filter(|o| *o > 0.0)
-            .map_or(0, |o| o.floor() as u64);
+        let offset = offset.filter(|o| *o > 0.0).map_or(0, |o| o.floor() as u64);
         let limit = match limit {
             None => DEFAULT_LIMIT,
             Some(l) if l.is_nan() => DEFAULT_LIMIT,

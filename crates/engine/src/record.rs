@@ -2,12 +2,13 @@
 //! the live part a supervisor updates. Statuses are built fresh from it.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, Notify};
 
+use crate::bank;
 use crate::capture::{Stream, StreamLog};
 use crate::text;
 
@@ -96,13 +97,64 @@ pub struct Live {
     /// When the process ended (or failed to start).
     pub ended: Option<Instant>,
     /// Both refs, once banked.
-    pub refs: Option<Box<[ArtifactRef; 2]>>,
+    pub refs: Option<Refs>,
     /// Whether a caller looked at it after it settled.
     pub looked_at: bool,
     /// Whether the runner or a caller stopped it.
     pub killed: bool,
     /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
     pub follow: [u64; 2],
+}
+
+/// A settled command's refs, as the record keeps them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refs {
+    /// In the built-in bank, where the log file is the artifact: the refs are
+    /// rebuilt from the finished logs whenever a status asks (they cannot
+    /// change), so a settled record keeps no copy of them.
+    BuiltIn,
+    /// What the host's bank gave (or the fallback refs saying why it did not).
+    Kept(Box<[ArtifactRef; 2]>),
+}
+
+/// The settled flag and the waiters on it (an atomic and a `Notify`: far
+/// smaller than a watch channel, which every record would keep forever).
+#[derive(Debug, Default)]
+pub struct Settled {
+    flag: AtomicBool,
+    notify: Notify,
+}
+
+impl Settled {
+    /// Not settled yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the settled state is published.
+    pub fn get(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    /// Publish the settled state and wake every waiter.
+    pub fn publish(&self) {
+        self.flag.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Resolve once the settled state is published.
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a publish in between still wakes it.
+            notified.as_mut().enable();
+            if self.get() {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// How a settled command is banked.
@@ -152,7 +204,7 @@ pub struct Record {
     /// The changing part.
     pub live: Mutex<Live>,
     /// Becomes true when the settled state is published.
-    pub settled: watch::Sender<bool>,
+    pub settled: Settled,
     /// The supervisor's mailbox (gone once settled).
     pub control: Mutex<Option<mpsc::UnboundedSender<Control>>>,
     /// Where the host's bank answers (while banking).
@@ -208,7 +260,7 @@ impl Record {
 
     /// Whether the settled state is published.
     pub fn is_settled(&self) -> bool {
-        *self.settled.borrow()
+        self.settled.get()
     }
 
     /// Build a status now. `look` marks a settled command looked at.
@@ -234,10 +286,14 @@ impl Record {
         };
         let duration = end.saturating_duration_since(self.started);
         let (stdout, stderr) = match refs {
-            Some(r) => {
+            Some(Refs::Kept(r)) => {
                 let [a, b] = *r;
                 (Some(a), Some(b))
             }
+            Some(Refs::BuiltIn) => (
+                Some(bank::builtin_ref(self, Stream::Stdout)),
+                Some(bank::builtin_ref(self, Stream::Stderr)),
+            ),
             None => (None, None),
         };
         Status {
@@ -311,11 +367,13 @@ impl Record {
 
     /// Wait until settled, at most `limit` (forever when `None`).
     pub async fn wait_settled(self: &Arc<Self>, limit: Option<Duration>) -> bool {
-        let mut rx = self.settled.subscribe();
-        let wait = rx.wait_for(|s| *s);
+        let wait = self.settled.wait();
         match limit {
-            Some(d) => matches!(tokio::time::timeout(d, wait).await, Ok(Ok(_))),
-            None => wait.await.is_ok(),
+            Some(d) => tokio::time::timeout(d, wait).await.is_ok(),
+            None => {
+                wait.await;
+                true
+            }
         }
     }
 

@@ -213,7 +213,10 @@ mod tests {
         assert_eq!(out, "sh\n");
         let found = resolve_in_env_path("sh", &env).unwrap();
         assert!(found.ends_with("sh") && found.is_absolute());
-        assert_eq!(resolve_in_env_path("sh", &[]).unwrap().parent().unwrap(), Path::new("/bin"));
+        assert_eq!(
+            resolve_in_env_path("sh", &[]).unwrap().parent().unwrap(),
+            Path::new("/bin")
+        );
         let relative = vec![("PATH".to_string(), "bin:/usr/bin".to_string())];
         assert_eq!(resolve_in_env_path("sh", &relative), None);
         assert_eq!(resolve_in_env_path("/bin/sh", &env), None);

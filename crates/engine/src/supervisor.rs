@@ -54,7 +54,8 @@ fn start_process(
         return Err(std::io::Error::other("the host process is exiting"));
     }
     let child = spawn::spawn(&rec.argv, dir, env)?;
-    rec.pgid.store(child.pid, std::sync::atomic::Ordering::Release);
+    rec.pgid
+        .store(child.pid, std::sync::atomic::Ordering::Release);
     watchdog::track(child.pid);
     drop(gate);
     Ok(child)
@@ -85,6 +86,15 @@ enum Stop {
 
 /// Start the supervisor of `rec` on the engine's runtime.
 pub fn launch(rec: Arc<Record>, l: Launch) {
+    // The supervisor's tasks are large and live as long as the command. They
+    // are created from an engine thread, so their memory comes from that
+    // thread's allocator arena rather than the caller's (the JS thread's),
+    // where it would sit between the records kept for the life of the process
+    // and leave holes behind once the command settles.
+    crate::runtime::handle().spawn(async move { supervise_and_watch(rec, l) });
+}
+
+fn supervise_and_watch(rec: Arc<Record>, l: Launch) {
     let rt = crate::runtime::handle();
     let task = rt.spawn(supervise(rec.clone(), l));
     // A supervisor that panicked must still settle its command: nothing may
@@ -426,9 +436,9 @@ async fn finish(
         live.exit_code = code;
         live.signal = signal;
         live.error = error;
-        live.refs = Some(Box::new(refs));
+        live.refs = Some(refs);
         live.state = state;
     }
-    rec.settled.send_replace(true);
+    rec.settled.publish();
     crate::runtime::emit(crate::runtime::Event::Settled(rec.task_id.clone()));
 }
