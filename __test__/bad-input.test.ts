@@ -6,12 +6,20 @@
 // never a crash, a hang, a raw trap message or a 10 MiB message.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
+import { after, describe, test } from 'node:test'
 import { inspect } from 'node:util'
 
 import { hostWith, nc, ownKeys, settle, SETTLED_STATES, tempRoot, waitFor } from './helpers.ts'
+
+// Everything this file creates — temporary roots and the commands' log
+// directories (under os.tmpdir()) — lives in one directory, removed at the end.
+const FILE_TMP = mkdtempSync(join(tmpdir(), 'nlc-bad-input-'))
+process.env.TMPDIR = FILE_TMP
+after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
+
 
 const SH = '/bin/sh'
 const TEN_MIB = 'x'.repeat(10 * 1024 * 1024)

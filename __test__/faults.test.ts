@@ -10,11 +10,19 @@
 import assert from 'node:assert/strict'
 import { execFile, execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { after, test, type TestContext } from 'node:test'
 
 import { groupMembers, hostWith, nc, settle, tempRoot, waitFor } from './helpers.ts'
+
+// Everything this file creates — temporary roots and the commands' log
+// directories (under os.tmpdir()) — lives in one directory, removed at the end.
+const FILE_TMP = mkdtempSync(join(tmpdir(), 'nlc-faults-'))
+process.env.TMPDIR = FILE_TMP
+after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
+
 
 const SH = '/bin/sh'
 const FIXTURE = join(__dirname, 'fixtures', 'fault-host.js')

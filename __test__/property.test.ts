@@ -8,13 +8,21 @@
 // rerun with FC_SEED=<seed> to reproduce it.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 
 import * as fc from 'fast-check'
 
 import { hostWith, logPath, nc, readPages, settle, tempRoot, waitFor } from './helpers.ts'
+
+// Everything this file creates — temporary roots and the commands' log
+// directories (under os.tmpdir()) — lives in one directory, removed at the end.
+const FILE_TMP = mkdtempSync(join(tmpdir(), 'nlc-property-'))
+process.env.TMPDIR = FILE_TMP
+after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
+
 
 const SH = '/bin/sh'
 const CAT = '/bin/cat'

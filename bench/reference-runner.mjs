@@ -221,7 +221,8 @@ export class ReferenceRunner {
       label: opts.label,
       kind: opts.kind,
       sizeBytes: Buffer.byteLength(content),
-      preview: content.slice(0, opts.previewChars),
+      // A flat copy: a plain slice would keep the whole log's string alive.
+      preview: Buffer.from(content.slice(0, opts.previewChars)).toString(),
       readBackHint: `retrieve_context("${artifactId}") returns the complete ${name}`,
     }
     this.artifacts.set(artifactId, task.paths[name])

@@ -9,6 +9,8 @@
 //
 //   node bench/run.mjs              the full run
 //   node bench/run.mjs --only 3,5   some cases, results not written
+//   node bench/run.mjs --render     rewrite the table, chart and notes from
+//                                   results/latest.json without measuring
 
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -21,18 +23,21 @@ const RESULTS = path.join(HERE, 'results')
 const args = process.argv.slice(2)
 const onlyArg = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined
 const only = onlyArg ? new Set(onlyArg.split(',').map(Number)) : undefined
-const want = (n) => !only || only.has(n)
+const previous = args.includes('--render') ? JSON.parse(fs.readFileSync(path.join(RESULTS, 'latest.json'), 'utf8')) : undefined
+const want = (n) => !previous && (!only || only.has(n))
 
 // ---- sizes (the issue's, unless said otherwise in the table) ----------------
-const SIZES = {
+const SIZES = previous?.sizes ?? {
   pagingMiB: 32,
+  pagingRefEvery: 4,
   lagCommands: 8,
   lagMiB: 256,
   lagRounds: 3,
   throughputMiB: 1024,
   throughputReps: 3,
   spawnCommands: 300,
-  spawnRounds: 5,
+  spawnRounds: 3,
+  spawnRepeats: 2,
   spawnHeaps: [50, 2048],
   fanout: 1000,
   memoryCommands: 20_000,
@@ -84,14 +89,19 @@ const median = (xs) => {
 const step = (msg) => process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(0)}s] ${msg}\n`)
 
 const T0 = performance.now()
-const startedAt = new Date()
-const load0 = os.loadavg()
-const raw = {}
+const startedAt = previous ? new Date(previous.date) : new Date()
+const load0 = previous?.machine.loadAvgStart ?? os.loadavg()
+const raw = previous?.raw ?? {}
 
 // ---- 1. paging ---------------------------------------------------------------
 if (want(1)) {
   step('case 1: paging a settled 32 MiB log')
-  raw.paging = await child('case-paging.mjs', ['--mib', String(SIZES.pagingMiB)])
+  raw.paging = await child('case-paging.mjs', [
+    '--mib',
+    String(SIZES.pagingMiB),
+    '--ref-every',
+    String(SIZES.pagingRefEvery),
+  ])
 }
 
 // ---- 2. event-loop lag ------------------------------------------------------
@@ -125,14 +135,37 @@ if (want(3)) {
 
 // ---- 4. spawn cost vs heap --------------------------------------------------
 if (want(4)) {
+  // The heap sizes alternate (50, 2048, 50, 2048): a drift in the machine's
+  // load then falls on both alike. Each child measures every runner.
+  const children = Object.fromEntries(SIZES.spawnHeaps.map((h) => [h, []]))
+  for (let rep = 0; rep < SIZES.spawnRepeats; rep++) {
+    for (const heap of SIZES.spawnHeaps) {
+      step(`case 4: spawn cost with a ${heap} MiB heap (${rep + 1}/${SIZES.spawnRepeats})`)
+      children[heap].push(
+        await child(
+          'case-spawn.mjs',
+          ['--heap', String(heap), '--n', String(SIZES.spawnCommands), '--rounds', String(SIZES.spawnRounds)],
+          ['--expose-gc', `--max-old-space-size=${Math.max(1024, heap * 2)}`],
+        ),
+      )
+    }
+  }
   raw.spawn = {}
-  for (const heap of SIZES.spawnHeaps) {
-    step(`case 4: spawn cost with a ${heap} MiB heap`)
-    raw.spawn[heap] = await child(
-      'case-spawn.mjs',
-      ['--heap', String(heap), '--n', String(SIZES.spawnCommands), '--rounds', String(SIZES.spawnRounds)],
-      ['--expose-gc', `--max-old-space-size=${Math.max(1024, heap * 2)}`],
-    )
+  for (const [heap, list] of Object.entries(children)) {
+    const results = {}
+    for (const mode of ['burst', 'seq']) {
+      results[mode] = {}
+      for (const kind of Object.keys(list[0].results[mode])) {
+        const runsMs = list.flatMap((c) => c.results[mode][kind].runsMs)
+        const one = { ms: median(runsMs), runsMs }
+        if (list[0].results[mode][kind].blockMeanMs !== undefined) {
+          one.blockMeanMs = list.reduce((a, c) => a + c.results[mode][kind].blockMeanMs, 0) / list.length
+          one.blockP99Ms = Math.max(...list.map((c) => c.results[mode][kind].blockP99Ms))
+        }
+        results[mode][kind] = one
+      }
+    }
+    raw.spawn[heap] = { heapMiB: Number(heap), children: list.map(({ results, ...rest }) => rest), results }
   }
 }
 
@@ -172,8 +205,8 @@ if (want(6)) {
   }
 }
 
-const totalS = (performance.now() - T0) / 1000
-const load1 = os.loadavg()
+const totalS = previous?.totalSeconds ?? (performance.now() - T0) / 1000
+const load1 = previous?.machine.loadAvgEnd ?? os.loadavg()
 
 // ---- the table ----------------------------------------------------------------
 /**
@@ -190,7 +223,7 @@ if (raw.paging) {
   const ratio = p.oursMs / p.limitMs
   rows.push({
     id: '1',
-    case: `Paging: all ${p.pages} pages of 50,000 chars of a settled 32 MiB log (ASCII + multi-byte), ms`,
+    case: `Paging: all ${p.pages} pages of 50,000 chars of a settled ${SIZES.pagingMiB} MiB log (ASCII + multi-byte)${p.refPagesTimed < p.pages ? `; reference: ${p.refPagesTimed} pages timed, × ${p.pages}/${p.refPagesTimed}` : ''}, ms`,
     unit: 'ms',
     better: 'lower',
     reference: p.refMs,
@@ -283,7 +316,7 @@ if (raw.spawn) {
     const ratio = b.reference.ms / b.ours.ms
     rows.push({
       id,
-      case: `Spawn: ${n} \`true\` started at once, start to all settled, host heap ${heap} MiB (median of ${SIZES.spawnRounds}), ms`,
+      case: `Spawn: ${n} \`true\` started at once, start to all settled, host heap ${heap} MiB (median of ${SIZES.spawnRounds * SIZES.spawnRepeats}), ms`,
       unit: 'ms',
       better: 'lower',
       reference: b.reference.ms,
@@ -405,7 +438,7 @@ const pad = (s, w) => (String(s).length > w ? `${String(s).slice(0, w - 1)}…` 
 console.log(header.map((h, i) => pad(h, widths[i])).join(' | '))
 console.log(widths.map((w) => '-'.repeat(w)).join('-|-'))
 for (const t of tableRows) console.log(t.map((c, i) => pad(c, widths[i])).join(' | '))
-console.log(`\nTotal: ${totalS.toFixed(0)} s on ${os.cpus().length} cores; logs under ${fsType(scratch)}`)
+console.log(`\nTotal: ${totalS.toFixed(0)} s on ${os.cpus().length} cores; logs under ${previous?.machine.logsOn ?? fsType(scratch)}`)
 
 if (only) {
   console.log('(--only: results not written)')
@@ -453,7 +486,7 @@ if (byId['6']) {
 }
 
 // ---- files ------------------------------------------------------------------------
-const machine = {
+const machine = previous?.machine ?? {
   cpus: os.cpus().length,
   cpuModel: os.cpus()[0]?.model,
   memGiB: Math.round(os.totalmem() / 2 ** 30),

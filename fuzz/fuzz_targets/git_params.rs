@@ -18,8 +18,16 @@ fn repo() -> &'static Path {
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::write(root.join("src/a.rs"), "a").unwrap();
         std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
+        // libFuzzer ends with exit(): remove the fixture then.
+        // SAFETY: registering a plain extern "C" function.
+        unsafe { libc::atexit(remove_repo) };
         std::fs::canonicalize(&root).unwrap()
     })
+}
+
+extern "C" fn remove_repo() {
+    let root = std::env::temp_dir().join(format!("nlc-fuzz-git-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(root);
 }
 
 const OWN_FLAGS: &[&str] = &[

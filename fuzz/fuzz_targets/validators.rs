@@ -25,8 +25,16 @@ fn repo() -> &'static Path {
         std::os::unix::fs::symlink("loop-b", root.join("loop-a")).unwrap();
         std::os::unix::fs::symlink("loop-a", root.join("loop-b")).unwrap();
         std::os::unix::fs::symlink("../..", root.join("src/up-two")).unwrap();
+        // libFuzzer ends with exit(): remove the fixture then.
+        // SAFETY: registering a plain extern "C" function.
+        unsafe { libc::atexit(remove_repo) };
         std::fs::canonicalize(&root).unwrap()
     })
+}
+
+extern "C" fn remove_repo() {
+    let root = std::env::temp_dir().join(format!("nlc-fuzz-repo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(root);
 }
 
 fn ref_rule(t: &str) -> bool {

@@ -71,7 +71,15 @@ impl fmt::Display for EngineError {
                 if known.is_empty() {
                     f.write_str("This host has started none yet; use the taskId returned by startBackgroundCommand.")
                 } else {
-                    write!(f, "Its task ids: {}", known.join(", "))
+                    // The newest ones are the likely meant ones; a long-lived
+                    // host may have thousands.
+                    let skip = known.len().saturating_sub(LIST_MAX);
+                    if skip > 0 {
+                        write!(f, "Its newest {LIST_MAX} of {} task ids: ", known.len())?;
+                    } else {
+                        f.write_str("Its task ids: ")?;
+                    }
+                    f.write_str(&known[skip..].join(", "))
                 }
             }
             EngineError::UnknownArtifact(id) => write!(
@@ -135,3 +143,42 @@ pub fn start_failure_advice(e: &std::io::Error) -> Option<&'static str> {
 
 /// Shorthand for engine results.
 pub type EngineResult<T> = Result<T, EngineError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_task_lists_at_most_the_newest_fifty() {
+        let known: Vec<String> = (0..120).map(|i| format!("c{i}")).collect();
+        let m = EngineError::UnknownTask {
+            task_id: "x".into(),
+            known,
+        }
+        .to_string();
+        assert!(
+            m.starts_with(
+                "No background command \"x\" for this host. Its newest 50 of 120 task ids: c70, "
+            ),
+            "{m}"
+        );
+        assert!(m.ends_with("c119"));
+        let m = EngineError::UnknownTask {
+            task_id: "x".into(),
+            known: vec!["c1".into()],
+        }
+        .to_string();
+        assert!(m.ends_with("Its task ids: c1"), "{m}");
+    }
+
+    #[test]
+    fn long_values_are_clipped() {
+        let long = "a".repeat(10_000);
+        let m = EngineError::UnknownSignal(long).to_string();
+        assert!(
+            m.len() < 1000 && m.contains("(10000 characters)"),
+            "{}",
+            m.len()
+        );
+    }
+}

@@ -233,9 +233,10 @@ impl Utf16Index {
         Self::with_interval(CHECKPOINT_BYTES)
     }
 
-    /// An empty index with a checkpoint about every `bytes` bytes (tests use
-    /// small intervals so checkpoints are exercised with small inputs).
-    #[cfg(test)]
+    /// An empty index with a checkpoint about every `bytes` bytes (tests and
+    /// the fuzz targets use small intervals so checkpoints are exercised with
+    /// small inputs).
+    #[doc(hidden)]
     pub fn with_checkpoint_every(bytes: u64) -> Self {
         Self::with_interval(bytes)
     }
