@@ -348,32 +348,12 @@ async function runGitCommand(host, args, sessionId) {
   return native.runGit(state.id, argv, session, os.tmpdir(), hostBanks(host))
 }
 
-const api = {
-  setBackgroundCommandPolicy,
-  getBackgroundCommandPolicy,
-  backgroundCommandCounts,
-  sessionCommandCounts,
-  startBackgroundCommand,
-  startCommandWithPolicy,
-  getBackgroundCommandStatus,
-  awaitBackgroundCommand,
-  killBackgroundCommand,
-  killAllBackgroundCommands,
-  readBackgroundCommandOutput,
-  listBackgroundCommands,
-  readNewBackgroundCommandOutput,
-  readArtifact,
-  retrieveArtifact,
-  configureGitTools,
-  runGitCommand,
-}
-
 function backgroundCommandToolsFor(host) {
-  return createBackgroundCommandTools(host, api, native, hostState)
+  return createBackgroundCommandTools(host, module.exports, native, hostState)
 }
 
 function gitToolsFor(host) {
-  return createGitTools(host, api, native, hostState)
+  return createGitTools(host, module.exports, native, hostState)
 }
 
 // Spelled out name by name (no spread, no inline functions) so Node's ESM

@@ -120,3 +120,44 @@ export function gateScript(name = 'go'): string {
 export function ownKeys(o: object): (string | symbol)[] {
   return Reflect.ownKeys(o)
 }
+
+/** A process's state letter from /proc/<pid>/stat (null when it is gone). */
+export function procState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+  } catch {
+    return null
+  }
+}
+
+/** Alive = present in /proc and not a zombie. */
+export function alive(pid: number): boolean {
+  const s = procState(pid)
+  return s !== null && s !== 'Z'
+}
+
+/** Live processes whose environment carries NLC_MARK=<mark> (tests mark what they start). */
+export function marked(mark: string): number[] {
+  const needle = `\0NLC_MARK=${mark}\0`
+  const out: number[] = []
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const env = '\0' + readFileSync(`/proc/${d}/environ`, 'latin1')
+      if (env.includes(needle) && alive(Number(d))) out.push(Number(d))
+    } catch {
+      // gone meanwhile, or not ours
+    }
+  }
+  return out
+}
+
+/** `pid` is alive and carries the mark (so a reused pid never counts). */
+export function ours(pid: number, mark: string): boolean {
+  try {
+    return alive(pid) && ('\0' + readFileSync(`/proc/${pid}/environ`, 'latin1')).includes(`\0NLC_MARK=${mark}\0`)
+  } catch {
+    return false
+  }
+}

@@ -13,54 +13,15 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 
-import { tempRoot, waitFor } from './helpers.ts'
+import { alive, marked, ours, procState, tempRoot, waitFor } from './helpers.ts'
 
 const FIXTURE = join(__dirname, 'fixtures', 'exit-host.js')
-
-function procState(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
-  } catch {
-    return null
-  }
-}
-
-function alive(pid: number): boolean {
-  const s = procState(pid)
-  return s !== null && s !== 'Z'
-}
 
 function cmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
   } catch {
     return ''
-  }
-}
-
-/** Live processes whose environment carries NLC_MARK=<mark>. */
-function marked(mark: string): number[] {
-  const needle = `\0NLC_MARK=${mark}\0`
-  const out: number[] = []
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      const env = '\0' + readFileSync(`/proc/${d}/environ`, 'latin1')
-      if (env.includes(needle) && alive(Number(d))) out.push(Number(d))
-    } catch {
-      // gone meanwhile, or not ours
-    }
-  }
-  return out
-}
-
-/** `pid` is alive and one of ours (so a reused pid never counts). */
-function ours(pid: number, mark: string): boolean {
-  try {
-    return alive(pid) && ('\0' + readFileSync(`/proc/${pid}/environ`, 'latin1')).includes(`\0NLC_MARK=${mark}\0`)
-  } catch {
-    return false
   }
 }
 

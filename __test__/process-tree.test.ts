@@ -8,50 +8,9 @@ import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
 
-import { groupMembers, hostWith, nc, tempRoot, waitFor } from './helpers.ts'
+import { alive, groupMembers, hostWith, marked, nc, ours, tempRoot, waitFor } from './helpers.ts'
 
 const SH = '/bin/sh'
-
-/** The state letter of `pid` from /proc, or null when it is gone. */
-function procState(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
-  } catch {
-    return null
-  }
-}
-
-/** Alive = present in /proc and not a zombie. */
-function alive(pid: number): boolean {
-  const s = procState(pid)
-  return s !== null && s !== 'Z'
-}
-
-/** Live processes whose environment carries NLC_MARK=<mark>. */
-function marked(mark: string): number[] {
-  const needle = `\0NLC_MARK=${mark}\0`
-  const out: number[] = []
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      const env = '\0' + readFileSync(`/proc/${d}/environ`, 'latin1')
-      if (env.includes(needle) && alive(Number(d))) out.push(Number(d))
-    } catch {
-      // gone meanwhile, or not ours
-    }
-  }
-  return out
-}
-
-/** `pid` is alive and one of ours (so a reused pid never counts). */
-function ours(pid: number, mark: string): boolean {
-  try {
-    return alive(pid) && ('\0' + readFileSync(`/proc/${pid}/environ`, 'latin1')).includes(`\0NLC_MARK=${mark}\0`)
-  } catch {
-    return false
-  }
-}
 
 /** Signals that `pid` ignores (the SigIgn mask of /proc/<pid>/status). */
 function ignoredMask(pid: number): bigint {
