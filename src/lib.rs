@@ -366,7 +366,7 @@ pub fn complete_banking(
 pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32)> {
     let rec = registry::by_id(&task_id)
         .ok_or_else(|| napi::Error::from_reason(format!("No background command \"{task_id}\"")))?;
-    Ok((rec.label.clone(), rec.session.clone(), rec.host))
+    Ok((rec.label(), rec.session.to_string(), rec.host))
 }
 
 /// The whole text of a built-in artifact.

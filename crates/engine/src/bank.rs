@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::capture::{Stream, StreamLog};
+use crate::capture::Stream;
 use crate::errors::{EngineError, EngineResult};
 use crate::paging::{self, Page, Window};
-use crate::record::{ArtifactRef, BankMode, BankOutcome, Record, Refs};
+use crate::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
 use crate::registry;
 use crate::runtime::{self, Event};
 use crate::text;
@@ -65,17 +65,17 @@ fn parse_artifact_id(id: &str) -> Option<(Arc<Record>, Stream)> {
 
 /// The label of a stream's artifact.
 pub fn label(rec: &Record, s: Stream) -> String {
-    format!("{} [{}]", rec.label, s.name())
+    format!("{} [{}]", rec.label(), s.name())
 }
 
-fn preview(log: &StreamLog) -> String {
-    let len = log.bytes().min((PREVIEW_CHARS * 3 + 4) as u64);
+fn preview(rec: &Record, s: Stream) -> String {
+    let len = rec.log(s).bytes().min((PREVIEW_CHARS * 3 + 4) as u64);
     if len == 0 {
         return String::new();
     }
     let mut buf = vec![0u8; len as usize];
-    let read = log
-        .open()
+    let read = rec
+        .open_log(s)
         .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0));
     match read {
         Ok(()) => text::head_text(&buf, PREVIEW_CHARS).0,
@@ -86,7 +86,7 @@ fn preview(log: &StreamLog) -> String {
 /// The ref of a stream in the built-in bank.
 pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     let log = rec.log(s);
-    let id = artifact_id(&rec.task_id, s);
+    let id = artifact_id(&rec.task_id(), s);
     ArtifactRef {
         read_back_hint: format!(
             "The complete {} ({} bytes, {} characters) is banked: readArtifact(\"{id}\") returns it whole; retrieveArtifact(\"{id}\", {{ offset: 0, limit: 50000 }}) pages it.",
@@ -98,7 +98,7 @@ pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
         label: label(rec, s),
         kind: "command-output".into(),
         size_bytes: log.bytes() as f64,
-        preview: preview(log),
+        preview: preview(rec, s),
     }
 }
 
@@ -110,12 +110,12 @@ pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
         label: label(rec, s),
         kind: "command-output".into(),
         size_bytes: log.bytes() as f64,
-        preview: preview(log),
+        preview: preview(rec, s),
         read_back_hint: format!(
             "The artifact could NOT be created: {why}. The complete {} is still in the log file {}; read it with readBackgroundCommandOutput(host, \"{}\", {{ stream: \"{}\", offset: 0 }}).",
             s.name(),
-            log.path.display(),
-            rec.task_id,
+            rec.log_path(s).display(),
+            rec.task_id(),
             s.name()
         ),
     }
@@ -138,8 +138,8 @@ async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
             .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
     }
     let (tx, rx) = oneshot::channel();
-    *rec.bank_reply.lock().unwrap() = Some(tx);
-    runtime::emit(Event::Bank(rec.task_id.clone()));
+    *rec.link.lock().unwrap() = Link::Banking(tx);
+    runtime::emit(Event::Bank(rec.task_id()));
     let bound = host_bank_timeout();
     match tokio::time::timeout(bound, rx).await {
         Ok(Ok(outcomes)) => {
@@ -153,7 +153,7 @@ async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
             Stream::BOTH.map(|s| fallback_ref(rec, s, "the host's bank went away before answering"))
         }
         Err(_) => {
-            rec.bank_reply.lock().unwrap().take();
+            rec.close_link();
             let why = format!("bankArtifact had not settled within {}", spell(bound));
             Stream::BOTH.map(|s| fallback_ref(rec, s, &why))
         }
@@ -172,8 +172,7 @@ pub fn complete_banking(task_id: &str, outcomes: [BankOutcome; 2]) -> bool {
     let Some(rec) = registry::by_id(task_id) else {
         return false;
     };
-    let tx = rec.bank_reply.lock().unwrap().take();
-    match tx {
+    match rec.take_bank_reply() {
         Some(tx) => tx.send(outcomes).is_ok(),
         None => false,
     }
@@ -184,9 +183,9 @@ pub fn log_text(task_id: &str, s: Stream) -> EngineResult<String> {
     let rec = registry::by_id(task_id)
         .ok_or_else(|| EngineError::Other(format!("No background command \"{task_id}\"")))?;
     let log = rec.log(s);
-    log.open()
+    rec.open_log(s)
         .and_then(|f| text::read_all_lossy(&f, log.bytes()))
-        .map_err(|e| EngineError::Other(format!("cannot read {}: {e}", log.path.display())))
+        .map_err(|e| EngineError::Other(format!("cannot read {}: {e}", rec.log_path(s).display())))
 }
 
 /// The whole text of a built-in artifact.
@@ -194,12 +193,12 @@ pub fn read_artifact(id: &str) -> EngineResult<String> {
     let (rec, s) =
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     let log = rec.log(s);
-    log.open()
+    rec.open_log(s)
         .and_then(|f| text::read_all_lossy(&f, log.bytes()))
         .map_err(|e| {
             EngineError::Other(format!(
                 "artifact \"{id}\" cannot be read from {}: {e}",
-                log.path.display()
+                rec.log_path(s).display()
             ))
         })
 }
@@ -208,7 +207,7 @@ pub fn read_artifact(id: &str) -> EngineResult<String> {
 pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
     let (rec, s) =
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
-    paging::read_page(rec.log(s), w)
+    paging::read_page(rec.log(s), &rec.log_path(s), w)
         .map_err(|e| EngineError::Other(format!("artifact \"{id}\" cannot be read: {e}")))
 }
 

@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -21,6 +20,14 @@ pub enum Stream {
 impl Stream {
     /// Both streams, stdout first.
     pub const BOTH: [Stream; 2] = [Stream::Stdout, Stream::Stderr];
+
+    /// The log file's name in a command's log directory: `"stdout.log"` or `"stderr.log"`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout.log",
+            Stream::Stderr => "stderr.log",
+        }
+    }
 
     /// `"stdout"` or `"stderr"`.
     pub fn name(self) -> &'static str {
@@ -40,11 +47,11 @@ impl Stream {
     }
 }
 
-/// What readers see of a stream's log while it is written and after.
-#[derive(Debug)]
+/// What readers see of a stream's log while it is written and after. The
+/// file itself is `<record dir>/<stream>.log` (see `Record::log_path`): the
+/// path is derived when needed, not kept per stream.
+#[derive(Debug, Default)]
 pub struct StreamLog {
-    /// The log file.
-    pub path: PathBuf,
     bytes: AtomicU64,
     finished: AtomicBool,
     /// Decoder state and offset checkpoints, updated as bytes land in the file.
@@ -52,10 +59,9 @@ pub struct StreamLog {
 }
 
 impl StreamLog {
-    /// A log at `path`, empty so far.
-    pub fn new(path: PathBuf) -> Self {
+    /// A log, empty so far.
+    pub fn new() -> Self {
         StreamLog {
-            path,
             bytes: AtomicU64::new(0),
             finished: AtomicBool::new(false),
             index: Mutex::new(Utf16Index::new()),
@@ -76,11 +82,6 @@ impl StreamLog {
     pub fn finish(&self) {
         self.index.lock().unwrap().shrink();
         self.finished.store(true, Ordering::Release);
-    }
-
-    /// Open the log for reading.
-    pub fn open(&self) -> io::Result<File> {
-        File::open(&self.path)
     }
 
     /// The decodable length: all bytes once finished, else the committed ones.
@@ -180,7 +181,7 @@ mod tests {
     fn the_cap_is_exact() {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("out.log");
-        let log = StreamLog::new(path.clone());
+        let log = StreamLog::new();
         let mut sink = Sink::new(File::create(&path).unwrap(), 10);
         assert_eq!(sink.write(&log, b"12345").unwrap(), Wrote::All);
         assert_eq!(
@@ -193,7 +194,7 @@ mod tests {
         assert_eq!(log.bytes(), 10);
         assert_eq!(std::fs::read(&path).unwrap(), b"1234567890");
 
-        let log = StreamLog::new(path.clone());
+        let log = StreamLog::new();
         let mut sink = Sink::new(File::create(&path).unwrap(), 7);
         assert_eq!(sink.write(&log, b"1234567890").unwrap(), Wrote::CapReached);
         assert_eq!(std::fs::read(&path).unwrap(), b"1234567");
@@ -203,7 +204,7 @@ mod tests {
     #[test]
     fn write_errors_keep_what_was_written() {
         let d = tempfile::tempdir().unwrap();
-        let log = StreamLog::new(d.path().join("x"));
+        let log = StreamLog::new();
         let ro = File::open(d.path()).unwrap();
         let mut sink = Sink::new(ro, 100);
         assert!(sink.write(&log, b"abc").is_err());

@@ -13,13 +13,14 @@ use tokio::sync::mpsc;
 
 use crate::capture::{Stream, StreamLog};
 use crate::errors::{EngineError, EngineResult};
+use crate::intern;
 use crate::paging::{self, Page, Window};
 use crate::policy::{self, Policy};
-use crate::record::{BankMode, Control, KillReason, Live, Record, Settled, State, Status};
+use crate::record::{BankMode, Control, KillReason, Link, Live, Record, Settled, State, Status};
 use crate::registry::{self, Counts};
 use crate::sandbox::{self, os_reason};
 use crate::signals;
-use crate::supervisor::{self, Launch};
+use crate::supervisor::{self, Launch, Limits};
 
 /// The options of one start, as plain values.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -100,8 +101,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         policy::check_env(env)?;
     }
 
-    let task_id = registry::new_task_id();
-    let log_dir = ctx.tmpdir.join("neurolink-commands").join(&task_id);
+    let seq = registry::new_task_seq();
+    let task_id = registry::task_id(seq);
+    let logs_root = intern::intern_path(&ctx.tmpdir.join("neurolink-commands"));
+    let log_dir = logs_root.join(&task_id);
     let files = make_logs(&log_dir)?;
     let session = opts
         .session_id
@@ -113,20 +116,20 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         .map(|d| d.as_millis() as f64)
         .unwrap_or(0.0);
     let (tx, rx) = mpsc::unbounded_channel();
+    let label = policy::label_for(opts.label.as_deref(), &argv);
+    let given_label = (label != policy::label_for(None, &argv)).then(|| label.into_boxed_str());
     let rec = Arc::new(Record {
-        label: policy::label_for(opts.label.as_deref(), &argv),
-        task_id: task_id.clone(),
+        given_label,
+        seq,
         host: ctx.host,
-        session,
-        argv: argv.clone(),
-        cwd: real_cwd,
+        session: intern::intern(&session),
+        argv: argv.clone().into_boxed_slice(),
+        cwd: intern::intern(&real_cwd),
         started_at_ms: started_at,
         started: Instant::now(),
-        streams: Stream::BOTH.map(|s| StreamLog::new(log_dir.join(format!("{}.log", s.name())))),
-        dir: log_dir,
+        streams: [StreamLog::new(), StreamLog::new()],
+        logs_root,
         hidden: ctx.hidden,
-        timeout_ms,
-        max_output_bytes,
         kill_grace_ms: policy.kill_grace_ms,
         bank: ctx.bank,
         pgid: AtomicI32::new(0),
@@ -142,8 +145,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             follow: [0, 0],
         }),
         settled: Settled::new(),
-        control: Mutex::new(Some(tx)),
-        bank_reply: Mutex::new(None),
+        link: Mutex::new(Link::Supervisor(tx)),
     });
     registry::insert(rec.clone());
     supervisor::launch(
@@ -153,6 +155,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             env: opts.env,
             files,
             control: rx,
+            limits: Limits {
+                timeout_ms,
+                max_output_bytes,
+            },
         },
     );
     Ok(Handle {
@@ -189,7 +195,10 @@ fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {
             .open(&p)
             .map_err(|e| fail("file", &p, e))
     };
-    Ok([open("stdout.log")?, open("stderr.log")?])
+    Ok([
+        open(Stream::Stdout.file_name())?,
+        open(Stream::Stderr.file_name())?,
+    ])
 }
 
 /// The live status; marks a settled command looked at.
@@ -312,8 +321,9 @@ fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) 
 pub fn read_output(host: u32, task_id: &str, stream: Stream, w: Window) -> EngineResult<Page> {
     let rec = registry::lookup(host, task_id)?;
     let settled = rec.is_settled();
-    let page = paging::read_page(rec.log(stream), w)
-        .map_err(|e| read_failure(task_id, stream, &rec.log(stream).path, &e))?;
+    let path = rec.log_path(stream);
+    let page = paging::read_page(rec.log(stream), &path, w)
+        .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     if settled {
         rec.look();
     }
@@ -357,7 +367,7 @@ pub struct ListEntry {
 pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<ListEntry> {
     registry::host_tasks(host)
         .into_iter()
-        .filter(|r| session.is_none_or(|s| r.session == s))
+        .filter(|r| session.is_none_or(|s| &*r.session == s))
         .filter_map(|r| {
             let live = r.live.lock().unwrap();
             let is_running = !live.state.is_settled();
@@ -365,15 +375,15 @@ pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<List
                 return None;
             }
             Some(ListEntry {
-                task_id: r.task_id.clone(),
-                label: r.label.clone(),
-                argv: r.argv.clone(),
-                cwd: r.cwd.clone(),
+                task_id: r.task_id(),
+                label: r.label(),
+                argv: r.argv.to_vec(),
+                cwd: r.cwd.to_string(),
                 state: live.state,
                 started_at: r.started_at_ms,
                 running: is_running,
                 exit_code: live.exit_code,
-                signal: live.signal.clone(),
+                signal: live.signal.map(signals::name),
                 killed: live.killed,
             })
         })
@@ -399,8 +409,9 @@ pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOut
         offset: from,
         limit: paging::MAX_LIMIT,
     };
-    let page = paging::read_page(rec.log(stream), w)
-        .map_err(|e| read_failure(task_id, stream, &rec.log(stream).path, &e))?;
+    let path = rec.log_path(stream);
+    let page = paging::read_page(rec.log(stream), &path, w)
+        .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     let got = page.content.len() as u64;
     {
         let mut live = rec.live.lock().unwrap();

@@ -191,7 +191,7 @@ pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
         .clone()
         .ok_or_else(|| EngineError::Other("a settled git run has no stdout ref".into()))?;
     Ok(GitResult {
-        command: rec.argv.clone(),
+        command: rec.argv.to_vec(),
         ok: st.exit_code == Some(0),
         exit_code: st.exit_code,
         state: st.state,
@@ -221,8 +221,8 @@ pub async fn run(
 fn head(rec: &crate::record::Record, s: Stream, chars: usize) -> String {
     let log = rec.log(s);
     let mut buf = vec![0u8; log.bytes().min((chars * 3 + 4) as u64) as usize];
-    let ok = log
-        .open()
+    let ok = rec
+        .open_log(s)
         .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0))
         .is_ok();
     if !ok {

@@ -18,6 +18,7 @@ pub mod commands;
 pub mod errors;
 pub mod git;
 pub mod gitrun;
+pub mod intern;
 pub mod paging;
 pub mod policy;
 pub mod record;

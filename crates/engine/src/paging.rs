@@ -1,6 +1,8 @@
 //! Output pages: a window of a stream's decoded text in UTF-16 code units,
 //! the shape shared by command output and the built-in bank.
 
+use std::path::Path;
+
 use crate::capture::StreamLog;
 use crate::text;
 
@@ -48,9 +50,10 @@ pub struct Page {
     pub has_more: bool,
 }
 
-/// Read a page of `log` (blocking file I/O: run it off the JS thread).
-pub fn read_page(log: &StreamLog, w: Window) -> std::io::Result<Page> {
-    let file = log.open()?;
+/// Read a page of `log`, whose file is at `path` (blocking file I/O: run it
+/// off the JS thread).
+pub fn read_page(log: &StreamLog, path: &Path, w: Window) -> std::io::Result<Page> {
+    let file = std::fs::File::open(path)?;
     let idx = log.index.lock().unwrap();
     let win = text::read_window(&file, &idx, log.is_finished(), w.offset, w.limit)?;
     drop(idx);

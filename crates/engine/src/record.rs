@@ -1,7 +1,12 @@
-//! One command as the registry keeps it: identity, limits, its two logs, and
-//! the live part a supervisor updates. Statuses are built fresh from it.
+//! One command as the registry keeps it: identity, its two logs, and the
+//! live part a supervisor updates. Statuses are built fresh from it. A record
+//! lives as long as the process, so it keeps only what a status or a later
+//! call needs: the task id, label and log paths are derived on demand, and
+//! repeated strings are shared.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,6 +15,9 @@ use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::bank;
 use crate::capture::{Stream, StreamLog};
+use crate::policy;
+use crate::registry;
+use crate::signals;
 use crate::text;
 
 /// The public states of a command.
@@ -90,8 +98,8 @@ pub struct Live {
     pub state: State,
     /// Exit code, when it exited with one.
     pub exit_code: Option<i32>,
-    /// Name of the signal that ended it.
-    pub signal: Option<String>,
+    /// Number of the signal that ended it (its name is spelled when a status is built).
+    pub signal: Option<i32>,
     /// What went wrong, if anything did.
     pub error: Option<String>,
     /// When the process ended (or failed to start).
@@ -169,30 +177,29 @@ pub enum BankMode {
 /// One command.
 #[derive(Debug)]
 pub struct Record {
-    /// `c<counter><12 hex>`.
-    pub task_id: String,
+    /// The counter its task id is made from (the registry's key); the id
+    /// itself is spelled by [`Record::task_id`].
+    pub seq: u64,
     /// The host that started it.
     pub host: u32,
-    /// Its session.
-    pub session: String,
-    /// Its label.
-    pub label: String,
+    /// Its session (interned: sessions repeat).
+    pub session: Arc<str>,
+    /// The caller's label, kept only when it differs from the label derived
+    /// from argv; [`Record::label`] gives the label either way.
+    pub given_label: Option<Box<str>>,
     /// Its argv.
-    pub argv: Vec<String>,
-    /// The real directory it runs in.
-    pub cwd: String,
+    pub argv: Box<[String]>,
+    /// The real directory it runs in (interned: directories repeat).
+    pub cwd: Arc<str>,
     /// Epoch ms of the start call.
     pub started_at_ms: f64,
     /// Monotonic start.
     pub started: Instant,
-    /// Its log directory.
-    pub dir: PathBuf,
+    /// The directory that holds every command's log directory (interned);
+    /// this command's is [`Record::dir`].
+    pub logs_root: Arc<Path>,
     /// Runs the toolsets make for themselves (git) are not listed or counted.
     pub hidden: bool,
-    /// Budget in ms.
-    pub timeout_ms: f64,
-    /// Per-stream cap.
-    pub max_output_bytes: u64,
     /// SIGTERM → SIGKILL grace in ms.
     pub kill_grace_ms: f64,
     /// How it is banked.
@@ -205,10 +212,20 @@ pub struct Record {
     pub live: Mutex<Live>,
     /// Becomes true when the settled state is published.
     pub settled: Settled,
-    /// The supervisor's mailbox (gone once settled).
-    pub control: Mutex<Option<mpsc::UnboundedSender<Control>>>,
-    /// Where the host's bank answers (while banking).
-    pub bank_reply: Mutex<Option<oneshot::Sender<[BankOutcome; 2]>>>,
+    /// The supervisor's mailbox, then the host bank's reply slot (one field:
+    /// the two are never needed at once, and a settled record keeps neither).
+    pub link: Mutex<Link>,
+}
+
+/// What reaches a command from outside, by phase.
+#[derive(Debug)]
+pub enum Link {
+    /// Running: the supervisor's mailbox.
+    Supervisor(mpsc::UnboundedSender<Control>),
+    /// Banking through the host: where the host's bank answers.
+    Banking(oneshot::Sender<[BankOutcome; 2]>),
+    /// Neither (the process ended, or it is settled).
+    Closed,
 }
 
 /// What banking one stream through the host gave.
@@ -253,9 +270,39 @@ pub struct Status {
 pub const TAIL_UNITS: usize = 2000;
 
 impl Record {
+    /// Its label: the one given at start, else one derived from argv.
+    pub fn label(&self) -> String {
+        match &self.given_label {
+            Some(l) => l.to_string(),
+            None => policy::label_for(None, &self.argv),
+        }
+    }
+
     /// The log of one stream.
     pub fn log(&self, s: Stream) -> &StreamLog {
         &self.streams[s as usize]
+    }
+
+    /// Its task id: `c<counter><12 hex>`.
+    pub fn task_id(&self) -> String {
+        registry::task_id(self.seq)
+    }
+
+    /// Its log directory, `<logs_root>/<task_id>`, holding both logs.
+    pub fn dir(&self) -> PathBuf {
+        self.logs_root.join(self.task_id())
+    }
+
+    /// The log file of one stream: `<dir>/stdout.log` or `<dir>/stderr.log`.
+    pub fn log_path(&self, s: Stream) -> PathBuf {
+        let mut path = self.dir();
+        path.push(s.file_name());
+        path
+    }
+
+    /// Open the log file of one stream for reading.
+    pub fn open_log(&self, s: Stream) -> io::Result<File> {
+        File::open(self.log_path(s))
     }
 
     /// Whether the settled state is published.
@@ -273,7 +320,7 @@ impl Record {
             (
                 live.state,
                 live.exit_code,
-                live.signal.clone(),
+                live.signal.map(signals::name),
                 live.error.clone(),
                 live.ended,
                 live.refs.clone(),
@@ -297,8 +344,8 @@ impl Record {
             None => (None, None),
         };
         Status {
-            task_id: self.task_id.clone(),
-            label: self.label.clone(),
+            task_id: self.task_id(),
+            label: self.label(),
             state,
             exit_code,
             signal,
@@ -334,8 +381,7 @@ impl Record {
             // Headings and the newline between blocks count against each share.
             let budget = share - heading.len() - usize::from(i > 0);
             let text = self
-                .log(*s)
-                .open()
+                .open_log(*s)
                 .and_then(|f| text::tail_text(&f, lens[*s as usize], budget))
                 .unwrap_or_else(|e| format!("(the log could not be read: {e})"));
             parts.push(format!("{heading}{text}"));
@@ -359,9 +405,26 @@ impl Record {
 
     /// Send the supervisor a message; false once settled.
     pub fn send(&self, msg: Control) -> bool {
-        match self.control.lock().unwrap().as_ref() {
-            Some(tx) => tx.send(msg).is_ok(),
-            None => false,
+        match &*self.link.lock().unwrap() {
+            Link::Supervisor(tx) => tx.send(msg).is_ok(),
+            _ => false,
+        }
+    }
+
+    /// Close the link (the supervisor's mailbox or the bank's reply slot).
+    pub fn close_link(&self) {
+        *self.link.lock().unwrap() = Link::Closed;
+    }
+
+    /// Take the bank's reply slot, if the command is waiting on its host's bank.
+    pub fn take_bank_reply(&self) -> Option<oneshot::Sender<[BankOutcome; 2]>> {
+        let mut link = self.link.lock().unwrap();
+        match std::mem::replace(&mut *link, Link::Closed) {
+            Link::Banking(tx) => Some(tx),
+            other => {
+                *link = other;
+                None
+            }
         }
     }
 

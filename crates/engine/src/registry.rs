@@ -33,7 +33,8 @@ pub struct Counts {
 }
 
 struct Registry {
-    tasks: RwLock<HashMap<String, Arc<Record>>>,
+    /// Keyed by the counter a task id is made from (see [`task_id`]).
+    tasks: RwLock<HashMap<u64, Arc<Record>>>,
     hosts: Mutex<HashMap<u32, Host>>,
     next_host: AtomicU32,
     counter: AtomicU64,
@@ -70,10 +71,27 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A new task id: `c<counter><12 hex chars>`, unique in the process.
-pub fn new_task_id() -> String {
-    let n = REGISTRY.counter.fetch_add(1, Ordering::Relaxed);
+/// A new task counter, unique in the process; [`task_id`] spells it.
+pub fn new_task_seq() -> u64 {
+    REGISTRY.counter.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The task id of counter `n`: `c<counter><12 hex chars>`. Records keep only
+/// the counter and spell the id when asked.
+pub fn task_id(n: u64) -> String {
     format!("c{n}{:012x}", mix(REGISTRY.salt ^ n) & 0xffff_ffff_ffff)
+}
+
+/// The counter of a task id, if the id is one [`task_id`] spells.
+fn task_seq(task_id: &str) -> Option<u64> {
+    let digits = task_id
+        .strip_prefix('c')?
+        .get(..task_id.len().checked_sub(13)?)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    (self::task_id(n) == task_id).then_some(n)
 }
 
 /// Register a new host and return its id.
@@ -99,17 +117,14 @@ pub fn with_host<T>(host: u32, f: impl FnOnce(&mut Host) -> T) -> T {
 
 /// Add a started command.
 pub fn insert(rec: Arc<Record>) {
-    REGISTRY
-        .tasks
-        .write()
-        .unwrap()
-        .insert(rec.task_id.clone(), rec.clone());
+    REGISTRY.tasks.write().unwrap().insert(rec.seq, rec.clone());
     with_host(rec.host, |h| h.tasks.push(rec));
 }
 
 /// A command by id, for any host (the built-in bank and internal events).
 pub fn by_id(task_id: &str) -> Option<Arc<Record>> {
-    REGISTRY.tasks.read().unwrap().get(task_id).cloned()
+    let n = task_seq(task_id)?;
+    REGISTRY.tasks.read().unwrap().get(&n).cloned()
 }
 
 /// A command of this host, or the error that lists the host's commands.
@@ -122,7 +137,7 @@ pub fn lookup(host: u32, task_id: &str) -> EngineResult<Arc<Record>> {
                 h.tasks
                     .iter()
                     .filter(|r| !r.hidden)
-                    .map(|r| r.task_id.clone())
+                    .map(|r| r.task_id())
                     .collect()
             }),
         }),
@@ -165,14 +180,22 @@ fn count<'a>(recs: impl Iterator<Item = &'a Arc<Record>>) -> Counts {
 /// Counters of one host's session.
 pub fn host_counts(host: u32, session: &str) -> Counts {
     with_host(host, |h| {
-        count(h.tasks.iter().filter(|r| !r.hidden && r.session == session))
+        count(
+            h.tasks
+                .iter()
+                .filter(|r| !r.hidden && &*r.session == session),
+        )
     })
 }
 
 /// Counters of a session across every host.
 pub fn session_counts(session: &str) -> Counts {
     let tasks = REGISTRY.tasks.read().unwrap();
-    count(tasks.values().filter(|r| !r.hidden && r.session == session))
+    count(
+        tasks
+            .values()
+            .filter(|r| !r.hidden && &*r.session == session),
+    )
 }
 
 /// The host's default session.
@@ -188,7 +211,7 @@ mod tests {
     fn task_ids_have_the_contract_shape_and_are_unique() {
         let mut seen = std::collections::HashSet::new();
         for _ in 0..1000 {
-            let id = new_task_id();
+            let id = task_id(new_task_seq());
             assert!(id.starts_with('c'));
             let tail = &id[id.len() - 12..];
             assert!(
@@ -201,6 +224,26 @@ mod tests {
                 "{id}"
             );
             assert!(seen.insert(id));
+        }
+    }
+
+    #[test]
+    fn only_ids_spelled_here_map_back_to_their_counter() {
+        let n = new_task_seq();
+        let id = task_id(n);
+        assert_eq!(task_seq(&id), Some(n));
+        let hex = &id[id.len() - 12..];
+        for other in [
+            String::new(),
+            "c".into(),
+            format!("c0{n}{hex}"),
+            format!("c+{n}{hex}"),
+            format!("x{n}{hex}"),
+            format!("c{n}{}", "0".repeat(12)),
+            format!("{id}0"),
+            format!("c{n}é{}", &hex[1..]),
+        ] {
+            assert_eq!(task_seq(&other), None, "{other}");
         }
     }
 }

@@ -73,6 +73,18 @@ pub struct Launch {
     pub files: [File; 2],
     /// The mailbox.
     pub control: mpsc::UnboundedReceiver<Control>,
+    /// The budget and the cap (only the supervisor needs them, so the
+    /// record does not keep them).
+    pub limits: Limits,
+}
+
+/// A command's budget and per-stream byte cap.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Budget in ms.
+    pub timeout_ms: f64,
+    /// Per-stream cap.
+    pub max_output_bytes: u64,
 }
 
 /// Why the runner began stopping a command.
@@ -125,6 +137,7 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
         env,
         files,
         mut control,
+        limits,
     } = l;
     let spawned = start_process(&rec, &dir, env.as_deref());
     drop(dir);
@@ -153,7 +166,16 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
             live.state = State::Running;
         }
     }
-    let outcome = run(&rec, pid, child.stdout, child.stderr, files, &mut control).await;
+    let outcome = run(
+        &rec,
+        limits,
+        pid,
+        child.stdout,
+        child.stderr,
+        files,
+        &mut control,
+    )
+    .await;
     // The leader is a zombie we have not reaped, so its pid — the group id —
     // cannot have been reused: stopping the group now only hits descendants.
     signal_group(pid, libc::SIGKILL);
@@ -162,7 +184,7 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
     for s in Stream::BOTH {
         rec.log(s).finish();
     }
-    let (state, code, signal, mut error, killed) = describe(&rec, &outcome);
+    let (state, code, signal, mut error, killed) = describe(&rec, limits, &outcome);
     if outcome.descendants_held_pipes {
         let note = format!(
             "the command's process ended but descendants still held its output open after {}ms; they were stopped",
@@ -184,6 +206,7 @@ struct Outcome {
 
 async fn run(
     rec: &Arc<Record>,
+    limits: Limits,
     pid: i32,
     stdout: OwnedFd,
     stderr: OwnedFd,
@@ -192,8 +215,8 @@ async fn run(
 ) -> Outcome {
     let [out_file, err_file] = files;
     let mut sinks = [
-        Sink::new(out_file, rec.max_output_bytes),
-        Sink::new(err_file, rec.max_output_bytes),
+        Sink::new(out_file, limits.max_output_bytes),
+        Sink::new(err_file, limits.max_output_bytes),
     ];
     let mut out = pipe::Receiver::from_owned_fd(stdout).ok();
     let mut err = pipe::Receiver::from_owned_fd(stderr).ok();
@@ -206,7 +229,7 @@ async fn run(
     let start = Instant::now();
     let far = start + Duration::from_secs(60 * 60 * 24 * 365 * 30);
     let budget = start
-        .checked_add(crate::policy::duration_ms(rec.timeout_ms))
+        .checked_add(crate::policy::duration_ms(limits.timeout_ms))
         .unwrap_or(far);
     let grace = crate::policy::duration_ms(rec.kill_grace_ms);
     let budget_timer = sleep_until(budget);
@@ -337,15 +360,15 @@ async fn wait_exit(pid: i32) -> Exit {
     }
 }
 
-type Described = (State, Option<i32>, Option<String>, Option<String>, bool);
+type Described = (State, Option<i32>, Option<i32>, Option<String>, bool);
 
-fn describe(rec: &Record, o: &Outcome) -> Described {
+fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
     let (code, signal) = match o.exit {
         Exit::Code(c) => (Some(c), None),
-        Exit::Signal(s) => (None, Some(signals::name(s))),
+        Exit::Signal(s) => (None, Some(s)),
     };
     let ended_by = match o.exit {
-        Exit::Signal(_) => format!(" (it ended on {})", signal.clone().unwrap_or_default()),
+        Exit::Signal(s) => format!(" (it ended on {})", signals::name(s)),
         Exit::Code(c) => format!(" (it exited with code {c})"),
     };
     match &o.stop {
@@ -355,7 +378,7 @@ fn describe(rec: &Record, o: &Outcome) -> Described {
             signal,
             Some(format!(
                 "The command exceeded its {}ms budget and was stopped: SIGTERM, then SIGKILL after {}ms if still running{ended_by}; its output up to then is banked in full",
-                js_number(rec.timeout_ms),
+                js_number(limits.timeout_ms),
                 js_number(rec.kill_grace_ms)
             )),
             true,
@@ -384,7 +407,7 @@ fn describe(rec: &Record, o: &Outcome) -> Described {
             Some(format!(
                 "{} reached the {}-byte cap (maxOutputBytes) and the command was stopped{ended_by}; its output up to the cap is banked in full. Raise maxOutputBytes to capture more.",
                 s.name(),
-                rec.max_output_bytes
+                limits.max_output_bytes
             )),
             true,
         ),
@@ -395,20 +418,20 @@ fn describe(rec: &Record, o: &Outcome) -> Described {
             Some(format!(
                 "Writing {} to its log file {} failed: {e}. The command was stopped; the {} bytes written before the failure are kept. Free space in (or point TMPDIR at) a writable directory.",
                 s.name(),
-                rec.log(*s).path.display(),
+                rec.log_path(*s).display(),
                 rec.log(*s).bytes()
             )),
             true,
         ),
         None => match o.exit {
             Exit::Code(_) => (State::Exited, code, None, None, false),
-            Exit::Signal(_) => (
+            Exit::Signal(sig) => (
                 State::Killed,
                 None,
-                signal.clone(),
+                Some(sig),
                 Some(format!(
                     "The command was ended by {}, a signal this runner did not send; its output up to then is banked in full",
-                    signal.unwrap_or_default()
+                    signals::name(sig)
                 )),
                 false,
             ),
@@ -420,7 +443,7 @@ async fn finish(
     rec: &Arc<Record>,
     state: State,
     code: Option<i32>,
-    signal: Option<String>,
+    signal: Option<i32>,
     error: Option<String>,
     killed: bool,
 ) {
@@ -429,7 +452,7 @@ async fn finish(
         live.ended = Some(std::time::Instant::now());
         live.killed = killed;
     }
-    *rec.control.lock().unwrap() = None;
+    rec.close_link();
     let refs = bank::bank(rec).await;
     {
         let mut live = rec.live.lock().unwrap();
@@ -440,5 +463,5 @@ async fn finish(
         live.state = state;
     }
     rec.settled.publish();
-    crate::runtime::emit(crate::runtime::Event::Settled(rec.task_id.clone()));
+    crate::runtime::emit(crate::runtime::Event::Settled(rec.task_id()));
 }

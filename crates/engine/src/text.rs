@@ -158,6 +158,8 @@ struct Tally {
     /// Byte offset at or after which the next checkpoint is recorded.
     next_checkpoint: u64,
     every: u64,
+    /// The checkpoints after `(0, 0)`, which is implicit: a short log (most
+    /// of them) then keeps no allocation at all.
     checkpoints: Vec<(u64, u64)>,
 }
 
@@ -251,7 +253,7 @@ impl Utf16Index {
                 committed_units: 0,
                 next_checkpoint: every,
                 every,
-                checkpoints: vec![(0, 0)],
+                checkpoints: Vec::new(),
             },
         }
     }
@@ -293,9 +295,11 @@ impl Utf16Index {
     /// input; `(0, 0)` is always one.
     pub fn checkpoint_at_or_before(&self, unit: u64) -> (u64, u64) {
         let cps = &self.tally.checkpoints;
-        // cps[0] is (0, 0), so the partition point is at least 1.
         let after = cps.partition_point(|&(_, u)| u <= unit);
-        cps[after.saturating_sub(1)]
+        match after.checked_sub(1) {
+            Some(i) => cps[i],
+            None => (0, 0),
+        }
     }
 
     /// Release spare capacity (called when the stream is finished).
@@ -303,9 +307,12 @@ impl Utf16Index {
         self.tally.checkpoints.shrink_to_fit();
     }
 
+    /// Every checkpoint, the implicit `(0, 0)` first.
     #[cfg(test)]
-    fn checkpoints(&self) -> &[(u64, u64)] {
-        &self.tally.checkpoints
+    fn checkpoints(&self) -> Vec<(u64, u64)> {
+        std::iter::once((0, 0))
+            .chain(self.tally.checkpoints.iter().copied())
+            .collect()
     }
 }
 
@@ -712,18 +719,18 @@ mod tests {
             let gap = pair[1].0 - pair[0].0;
             assert!((CHECKPOINT_BYTES..=CHECKPOINT_BYTES + 3).contains(&gap));
         }
-        for &(b, u) in cps {
+        for &(b, u) in &cps {
             assert_eq!(oracle(&bytes[..b as usize]).len() as u64, u);
         }
         check_all(&bytes, &idx);
         let mut idx = idx;
         idx.shrink();
         assert_eq!(idx.checkpoint_at_or_before(0), (0, 0));
-        assert_eq!(idx.checkpoint_at_or_before(u64::MAX), *cps_last(&idx));
+        assert_eq!(idx.checkpoint_at_or_before(u64::MAX), cps_last(&idx));
     }
 
-    fn cps_last(idx: &Utf16Index) -> &(u64, u64) {
-        idx.checkpoints().last().unwrap()
+    fn cps_last(idx: &Utf16Index) -> (u64, u64) {
+        *idx.checkpoints().last().unwrap()
     }
 
     #[test]
@@ -845,7 +852,7 @@ mod tests {
             let committed = oracle(&bytes[..bytes.len() - held]);
             let file = temp_with(&bytes);
 
-            for &(b, u) in idx.checkpoints() {
+            for (b, u) in idx.checkpoints() {
                 let b = b as usize;
                 prop_assert_eq!(oracle(&bytes[..b]).len() as u64, u);
                 prop_assert_eq!(&oracle(&bytes[b..])[..], &whole[u as usize..]);

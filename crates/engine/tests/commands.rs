@@ -85,11 +85,11 @@ async fn exit_codes_streams_and_refs() {
     let rec = registry::lookup(f.host, &id).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
-        std::fs::metadata(&rec.dir).unwrap().permissions().mode() & 0o777,
+        std::fs::metadata(rec.dir()).unwrap().permissions().mode() & 0o777,
         0o700
     );
     assert_eq!(
-        std::fs::metadata(&rec.log(Stream::Stdout).path)
+        std::fs::metadata(rec.log_path(Stream::Stdout))
             .unwrap()
             .permissions()
             .mode()
