@@ -61,12 +61,15 @@ export declare function defaultSession(hostId: number): string
 export declare function gitToolArgs(hostId: number, tool: string, params: unknown): Array<string>
 
 /**
- * Connect the engine to the adapter: `listener(kind, taskId)` hears `"bank"`
- * (bank both streams, then call `completeBanking`) and `"settled"`.
- * Also installs the exit hook that stops every command when this Node
- * environment is torn down.
+ * Connect the engine to this Node environment's adapter:
+ * `listener(kind, taskId)` hears `"bank"` (bank both streams, then call
+ * `completeBanking`) and `"settled"` for the commands of hosts registered
+ * with the returned listener id. When the environment is torn down its
+ * listener goes away and its commands get SIGTERM; the first environment
+ * that loads the addon (normally the main thread: the process is ending)
+ * stops every command of the process instead.
  */
-export declare function init(listener: (arg0: string, arg1: string) => void): void
+export declare function init(listener: (arg0: string, arg1: string) => void): number
 
 /** Terminate every unsettled command of the host; resolves with how many were signalled. */
 export declare function killAllCommands(hostId: number): Promise<number>
@@ -196,8 +199,11 @@ export declare function readCommandOutput(hostId: number, taskId: string, stream
 /** What a stream gained since the previous call for that stream. */
 export declare function readNewOutput(hostId: number, taskId: string, stream?: string | undefined | null): NativeNewOutput
 
-/** A new host id (the adapter keeps the host object → id map). */
-export declare function registerHost(): number
+/**
+ * A new host id whose events go to `listener_id` (the adapter keeps the
+ * host object → id map).
+ */
+export declare function registerHost(listenerId: number): number
 
 /** One page of a built-in artifact. */
 export declare function retrieveArtifact(artifactId: string, offset: number, limit: number): Promise<NativeArtifactPage>

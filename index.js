@@ -26,7 +26,7 @@ function hostState(host) {
   }
   let state = hosts.get(host)
   if (!state) {
-    state = { id: native.registerHost(), policy: undefined }
+    state = { id: native.registerHost(listenerId), policy: undefined }
     hosts.set(host, state)
     hostsById.set(state.id, new WeakRef(host))
   }
@@ -165,7 +165,7 @@ function onEngineEvent(kind, taskId) {
   }
 }
 
-native.init(onEngineEvent)
+const listenerId = native.init(onEngineEvent)
 // The process is exiting: nothing starts any more and every command group gets
 // SIGTERM (the watchdog sends SIGKILL 2 s later). Only the main thread's exit
 // is the process's; a worker's teardown runs the binding's env cleanup hook.

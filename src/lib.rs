@@ -35,19 +35,23 @@ fn init_runtime() {
     napi::bindgen_prelude::create_custom_tokio_runtime(rt);
 }
 
-/// Connect the engine to the adapter: `listener(kind, taskId)` hears `"bank"`
-/// (bank both streams, then call `completeBanking`) and `"settled"`.
-/// Also installs the exit hook that stops every command when this Node
-/// environment is torn down.
+/// Connect the engine to this Node environment's adapter:
+/// `listener(kind, taskId)` hears `"bank"` (bank both streams, then call
+/// `completeBanking`) and `"settled"` for the commands of hosts registered
+/// with the returned listener id. When the environment is torn down its
+/// listener goes away and its commands get SIGTERM; the first environment
+/// that loads the addon (normally the main thread: the process is ending)
+/// stops every command of the process instead.
 #[napi]
-pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi::Result<()> {
+pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi::Result<u32> {
+    static OWNER_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let owner = !OWNER_TAKEN.swap(true, std::sync::atomic::Ordering::AcqRel);
     let tsfn: Listener = listener
         .build_threadsafe_function::<(String, String)>()
         .weak::<true>()
         .callee_handled::<false>()
         .build_callback(|ctx| Ok(FnArgs::from(ctx.value)))?;
-    let tsfn = Arc::new(tsfn);
-    runtime::set_listener(Arc::new(move |e| {
+    let id = runtime::add_listener(Arc::new(move |e| {
         let (kind, id) = match e {
             runtime::Event::Bank(id) => ("bank", id),
             runtime::Event::Settled(id) => ("settled", id),
@@ -57,18 +61,26 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
             ThreadsafeFunctionCallMode::NonBlocking,
         );
     }));
-    env.add_env_cleanup_hook((), |_| commands::terminate_everything(libc_sigterm()))?;
-    Ok(())
+    env.add_env_cleanup_hook((), move |_| {
+        runtime::remove_listener(id);
+        if owner {
+            commands::terminate_everything(libc_sigterm());
+        } else {
+            commands::terminate_listener(id, libc_sigterm());
+        }
+    })?;
+    Ok(id)
 }
 
 fn libc_sigterm() -> i32 {
     engine::signals::from_name("SIGTERM").unwrap_or(15)
 }
 
-/// A new host id (the adapter keeps the host object → id map).
+/// A new host id whose events go to `listener_id` (the adapter keeps the
+/// host object → id map).
 #[napi]
-pub fn register_host() -> u32 {
-    registry::register_host()
+pub fn register_host(listener_id: u32) -> u32 {
+    registry::register_host_for(listener_id)
 }
 
 /// Validate and store a host's command policy.

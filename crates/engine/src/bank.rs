@@ -133,13 +133,14 @@ pub async fn bank(rec: &Arc<Record>) -> Refs {
 
 /// Bank both streams through the host's `bankArtifact`.
 async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
-    if !runtime::has_listener() {
+    let listener = registry::listener_of(rec.host);
+    if !runtime::has_listener(listener) {
         return Stream::BOTH
             .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
     }
     let (tx, rx) = oneshot::channel();
     *rec.link.lock().unwrap() = Link::Banking(tx);
-    runtime::emit(Event::Bank(rec.task_id()));
+    runtime::emit(listener, Event::Bank(rec.task_id()));
     let bound = host_bank_timeout();
     match tokio::time::timeout(bound, rx).await {
         Ok(Ok(outcomes)) => {

@@ -295,6 +295,18 @@ pub fn terminate_everything(sig: i32) {
     }
 }
 
+/// Stop the commands of the hosts one Node environment registered (a worker
+/// thread that is going away): SIGTERM and SIGCONT to their groups.
+pub fn terminate_listener(listener: u32, sig: i32) {
+    for r in registry::unsettled_of_listener(listener) {
+        let pg = r.pgid();
+        if pg > 0 {
+            signals::signal_group(pg, sig);
+            signals::signal_group(pg, libc::SIGCONT);
+        }
+    }
+}
+
 /// The host process is exiting: start nothing more, wait for spawns in flight
 /// to be recorded, then stop every command group (`terminate_everything`).
 pub fn shut_down(sig: i32) {

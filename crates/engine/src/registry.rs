@@ -21,6 +21,8 @@ pub struct Host {
     pub tasks: Vec<Arc<Record>>,
     /// The session used when neither the call nor the host names one.
     pub default_session: String,
+    /// The listener of the Node environment that registered it (0: none).
+    pub listener: u32,
 }
 
 /// Counters a checklist reads.
@@ -96,9 +98,15 @@ fn task_seq(task_id: &str) -> Option<u64> {
 
 /// Register a new host and return its id.
 pub fn register_host() -> u32 {
+    register_host_for(0)
+}
+
+/// Register a new host whose events go to `listener`.
+pub fn register_host_for(listener: u32) -> u32 {
     let id = REGISTRY.next_host.fetch_add(1, Ordering::Relaxed);
     let host = Host {
         default_session: format!("default-session-host-{id}"),
+        listener,
         ..Default::default()
     };
     REGISTRY.hosts.lock().unwrap().insert(id, host);
@@ -196,6 +204,21 @@ pub fn session_counts(session: &str) -> Counts {
             .values()
             .filter(|r| !r.hidden && &*r.session == session),
     )
+}
+
+/// The listener a host's events go to.
+pub fn listener_of(host: u32) -> u32 {
+    with_host(host, |h| h.listener)
+}
+
+/// The unsettled commands of every host that `listener`'s environment registered.
+pub fn unsettled_of_listener(listener: u32) -> Vec<Arc<Record>> {
+    let hosts = REGISTRY.hosts.lock().unwrap();
+    hosts
+        .values()
+        .filter(|h| h.listener == listener)
+        .flat_map(|h| h.tasks.iter().filter(|r| !r.is_settled()).cloned())
+        .collect()
 }
 
 /// The host's default session.

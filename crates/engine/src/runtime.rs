@@ -1,13 +1,19 @@
-//! The tokio runtime the engine runs on, and the listener that tells the
-//! binding about commands that need the host's bank or just settled.
+//! The tokio runtime the engine runs on, and the listeners (one per Node
+//! environment) that hear about commands that need the host's bank or just
+//! settled.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
 static INSTALLED: OnceLock<Handle> = OnceLock::new();
 static OWN: OnceLock<Runtime> = OnceLock::new();
-static LISTENER: OnceLock<Arc<dyn Fn(Event) + Send + Sync>> = OnceLock::new();
+type Listener = Arc<dyn Fn(Event) + Send + Sync>;
+static LISTENERS: LazyLock<Mutex<HashMap<u32, Listener>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+static NEXT_LISTENER: AtomicU32 = AtomicU32::new(1);
 
 /// Something the host side must hear about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,19 +51,29 @@ pub fn handle() -> Handle {
     OWN.get_or_init(build).handle().clone()
 }
 
-/// Set the listener once (the binding does, at load).
-pub fn set_listener(f: Arc<dyn Fn(Event) + Send + Sync>) {
-    let _ = LISTENER.set(f);
+/// Add a listener (one per Node environment that loads the addon); returns
+/// its id, which hosts registered from that environment carry.
+pub fn add_listener(f: Arc<dyn Fn(Event) + Send + Sync>) -> u32 {
+    let mut l = LISTENERS.lock().unwrap();
+    let id = NEXT_LISTENER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    l.insert(id, f);
+    id
 }
 
-/// Whether a listener is set (without one, host banking cannot happen).
-pub fn has_listener() -> bool {
-    LISTENER.get().is_some()
+/// Forget a listener (its environment is being torn down).
+pub fn remove_listener(id: u32) {
+    LISTENERS.lock().unwrap().remove(&id);
 }
 
-/// Tell the listener.
-pub fn emit(e: Event) {
-    if let Some(f) = LISTENER.get() {
+/// Whether listener `id` exists (without one, host banking cannot happen).
+pub fn has_listener(id: u32) -> bool {
+    LISTENERS.lock().unwrap().contains_key(&id)
+}
+
+/// Tell listener `id`, if it still exists.
+pub fn emit(id: u32, e: Event) {
+    let f = LISTENERS.lock().unwrap().get(&id).cloned();
+    if let Some(f) = f {
         f(e);
     }
 }

@@ -463,5 +463,8 @@ async fn finish(
         live.state = state;
     }
     rec.settled.publish();
-    crate::runtime::emit(crate::runtime::Event::Settled(rec.task_id()));
+    crate::runtime::emit(
+        crate::registry::listener_of(rec.host),
+        crate::runtime::Event::Settled(rec.task_id()),
+    );
 }
