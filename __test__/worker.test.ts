@@ -36,6 +36,7 @@ test("a worker that loads the addon, runs a command and exits leaves the main th
   // The worker's environment is gone; the main thread's command is untouched.
   const st = await nc.awaitBackgroundCommand(host, h.taskId, { timeoutMs: 300 })
   assert.equal(st.state, 'running')
+  await waitFor(() => nc.getBackgroundCommandStatus(host, h.taskId).stdoutBytes === 5, 5_000, 'the main command to print')
   const killed = await nc.killBackgroundCommand(host, h.taskId)
   assert.equal(killed.state, 'killed')
   assert.equal(killed.tailPreview, '[stdout tail]\nmain\n')
@@ -55,7 +56,8 @@ test("a worker's own commands are stopped when the worker goes away", async () =
         if (out) { parentPort.postMessage(Number(out.trim())); break }
         await new Promise((r) => setTimeout(r, 10))
       }
-      process.exit(0)
+      // Go away only once the test has seen the command running.
+      parentPort.once('message', () => process.exit(0))
     })
     `,
     { eval: true, workerData: { index: require.resolve('../index.js'), root } },
@@ -65,6 +67,8 @@ test("a worker's own commands are stopped when the worker goes away", async () =
     worker.once('error', reject)
   })
   assert.ok(pid > 1 && alive(pid), `the worker's command runs (pid ${pid})`)
-  await new Promise((resolve) => worker.once('exit', resolve))
+  const exited = new Promise((resolve) => worker.once('exit', resolve))
+  worker.postMessage('exit')
+  await exited
   await waitFor(() => !alive(pid), 5_000, "the worker's command to be stopped")
 })
