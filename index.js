@@ -349,11 +349,13 @@ async function runGitCommand(host, args, sessionId) {
 }
 
 function backgroundCommandToolsFor(host) {
-  return createBackgroundCommandTools(host, module.exports, native, hostState)
+  const state = hostState(host)
+  return createBackgroundCommandTools(host, module.exports, () => contextSession(host) ?? native.defaultSession(state.id))
 }
 
 function gitToolsFor(host) {
-  return createGitTools(host, module.exports, native, hostState)
+  const state = hostState(host)
+  return createGitTools(host, module.exports, (name, params) => native.gitToolArgs(state.id, name, params))
 }
 
 // Spelled out name by name (no spread, no inline functions) so Node's ESM

@@ -35,22 +35,40 @@ export async function waitFor<T>(
   }
 }
 
-/** Processes whose process group is `pgid` (from /proc), excluding zombies. */
-export function groupMembers(pgid: number): number[] {
-  const out: number[] = []
+/** One line of /proc/<pid>/stat: the process's state letter, parent and group. */
+export interface ProcStat {
+  pid: number
+  state: string
+  ppid: number
+  pgid: number
+}
+
+/** Every process in /proc, read now (processes that vanish meanwhile are skipped). */
+export function procStats(): ProcStat[] {
+  const out: ProcStat[] = []
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const state = rest[0]
-      const pg = Number(rest[2])
-      if (pg === pgid && state !== 'Z') out.push(Number(d))
-    } catch {
-      // gone meanwhile
-    }
+    const st = procStat(Number(d))
+    if (st) out.push(st)
   }
   return out
+}
+
+function procStat(pid: number): ProcStat | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]) }
+  } catch {
+    return null
+  }
+}
+
+/** Processes whose process group is `pgid` (from /proc), excluding zombies. */
+export function groupMembers(pgid: number): number[] {
+  return procStats()
+    .filter((p) => p.pgid === pgid && p.state !== 'Z')
+    .map((p) => p.pid)
 }
 
 /** The Node binary, for commands written as `node -e` scripts (allowlist it). */
@@ -123,12 +141,7 @@ export function ownKeys(o: object): (string | symbol)[] {
 
 /** A process's state letter from /proc/<pid>/stat (null when it is gone). */
 export function procState(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
-  } catch {
-    return null
-  }
+  return procStat(pid)?.state ?? null
 }
 
 /** Alive = present in /proc and not a zombie. */

@@ -130,37 +130,24 @@ async function assertNothingLeft(t: TestContext, run: Run, t0: number): Promise<
   assert.ok(allGone < 6_000, `the last process went after ${allGone}ms`)
 }
 
-test('host exits normally (process.exit): nothing it started is left', async (t) => {
-  const run = await startHost(t, 'exit')
-  assertEverythingRuns(run)
-  const t0 = Date.now()
-  run.go()
-  const end = await run.ended
-  assert.equal(end.code, 0)
-  await assertNothingLeft(t, run, t0)
-})
+const endings = [
+  { how: 'exits normally (process.exit)', mode: 'exit', code: 0, stderr: undefined },
+  { how: 'throws an uncaught exception', mode: 'throw', code: 1, stderr: /uncaught on purpose/ },
+  { how: 'dies of an unhandled rejection', mode: 'reject', code: 1, stderr: /unhandled on purpose/ },
+]
 
-test('host throws an uncaught exception: nothing it started is left', async (t) => {
-  const run = await startHost(t, 'throw')
-  assertEverythingRuns(run)
-  const t0 = Date.now()
-  run.go()
-  const end = await run.ended
-  assert.equal(end.code, 1)
-  assert.match(run.stderr(), /uncaught on purpose/)
-  await assertNothingLeft(t, run, t0)
-})
-
-test('host dies of an unhandled rejection: nothing it started is left', async (t) => {
-  const run = await startHost(t, 'reject')
-  assertEverythingRuns(run)
-  const t0 = Date.now()
-  run.go()
-  const end = await run.ended
-  assert.equal(end.code, 1)
-  assert.match(run.stderr(), /unhandled on purpose/)
-  await assertNothingLeft(t, run, t0)
-})
+for (const { how, mode, code, stderr } of endings) {
+  test(`host ${how}: nothing it started is left`, async (t) => {
+    const run = await startHost(t, mode)
+    assertEverythingRuns(run)
+    const t0 = Date.now()
+    run.go()
+    const end = await run.ended
+    assert.equal(end.code, code)
+    if (stderr) assert.match(run.stderr(), stderr)
+    await assertNothingLeft(t, run, t0)
+  })
+}
 
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
   test(`host receives ${sig}: nothing it started is left`, async (t) => {

@@ -89,16 +89,13 @@ function tool(name, description, inputSchema, shape, run) {
 
 const taskIdSchema = { type: 'string', description: 'The taskId that run_command_bg returned.' }
 
-function createBackgroundCommandTools(host, api, native, hostState) {
-  const state = hostState(host)
-  const sessionFor = (ctx) => {
-    const s = ctx && typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0 ? ctx.sessionId : undefined
-    return s
-  }
-  const counters = (ctx) => {
-    const s = sessionFor(ctx)
-    return api.backgroundCommandCounts(host, s ?? hostSession(host, native, state))
-  }
+/**
+ * The command tools bound to `host`. `hostSession()` is the host's own
+ * session (its getToolContext's, else its default one), used when the call's
+ * execution context names none.
+ */
+function createBackgroundCommandTools(host, api, hostSession) {
+  const counters = (ctx) => api.backgroundCommandCounts(host, ctx?.sessionId ?? hostSession())
 
   const runShape = '{ argv: string[], cwd?: string, timeoutMs?: number }'
   const run_command_bg = tool(
@@ -134,8 +131,7 @@ function createBackgroundCommandTools(host, api, native, hostState) {
       const requested = optionalNumber(params, 'timeoutMs', 'a positive number of milliseconds', (n) => n > 0)
       const timeoutMs = requested === undefined ? undefined : Math.min(requested, budget)
       const options = { cwd: params.cwd ?? policy.cwdRoot, timeoutMs }
-      const session = sessionFor(ctx)
-      if (session) options.sessionId = session
+      if (ctx) options.sessionId = ctx.sessionId
       const handle = await api.startBackgroundCommand(host, params.argv, options)
       return { ...handle, ...counters(ctx) }
     },
@@ -213,19 +209,6 @@ function createBackgroundCommandTools(host, api, native, hostState) {
   )
 
   return { run_command_bg, command_status, command_output, command_kill }
-}
-
-function hostSession(host, native, state) {
-  try {
-    const get = host.getToolContext
-    if (typeof get === 'function') {
-      const ctx = get.call(host)
-      if (ctx && typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0) return ctx.sessionId
-    }
-  } catch {
-    // fall through to the default session
-  }
-  return native.defaultSession(state.id)
 }
 
 const GIT_TOOLS = {
@@ -338,8 +321,8 @@ function jsonParams(name, properties, params) {
   return out
 }
 
-function createGitTools(host, api, native, hostState) {
-  const state = hostState(host)
+/** The git tools bound to `host`; `gitToolArgs(name, params)` builds a tool's args (the engine's validators). */
+function createGitTools(host, api, gitToolArgs) {
   const tools = {}
   for (const [name, spec] of Object.entries(GIT_TOOLS)) {
     tools[name] = tool(
@@ -349,9 +332,8 @@ function createGitTools(host, api, native, hostState) {
       { type: 'object', properties: spec.properties, required: spec.required, additionalProperties: false },
       spec.shape,
       async (params, ctx) => {
-        const args = native.gitToolArgs(state.id, name, jsonParams(name, spec.properties, params))
-        const session = ctx && typeof ctx.sessionId === 'string' && ctx.sessionId ? ctx.sessionId : undefined
-        return api.runGitCommand(host, args, session)
+        const args = gitToolArgs(name, jsonParams(name, spec.properties, params))
+        return api.runGitCommand(host, args, ctx?.sessionId)
       },
     )
   }

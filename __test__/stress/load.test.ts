@@ -16,7 +16,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { test } from 'node:test'
 
-import { groupMembers, hostWith, logPath, nc, readPages, SETTLED_STATES, tempRoot, waitFor } from '../helpers.ts'
+import { groupMembers, hostWith, logPath, nc, procStats, readPages, SETTLED_STATES, tempRoot, waitFor } from '../helpers.ts'
 
 const SH = '/bin/sh'
 const COUNT = Number(process.env.LOAD_COUNT ?? 500)
@@ -50,18 +50,9 @@ function threads(): number {
 
 /** Children of this process that are zombies. */
 function zombieChildren(): number[] {
-  const out: number[] = []
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (rest[0] === 'Z' && Number(rest[1]) === process.pid) out.push(Number(d))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out
+  return procStats()
+    .filter((p) => p.state === 'Z' && p.ppid === process.pid)
+    .map((p) => p.pid)
 }
 
 interface Plan {

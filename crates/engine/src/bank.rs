@@ -69,16 +69,8 @@ pub fn label(rec: &Record, s: Stream) -> String {
 }
 
 fn preview(rec: &Record, s: Stream) -> String {
-    let len = rec.log(s).bytes().min((PREVIEW_CHARS * 3 + 4) as u64);
-    if len == 0 {
-        return String::new();
-    }
-    let mut buf = vec![0u8; len as usize];
-    let read = rec
-        .open_log(s)
-        .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0));
-    match read {
-        Ok(()) => text::head_text(&buf, PREVIEW_CHARS).0,
+    match rec.head(s, PREVIEW_CHARS) {
+        Ok((text, _)) => text,
         Err(e) => format!("(the log could not be read: {e})"),
     }
 }
@@ -179,29 +171,31 @@ pub fn complete_banking(task_id: &str, outcomes: [BankOutcome; 2]) -> bool {
     }
 }
 
+/// A stream's whole log decoded as UTF-8 (as Node decodes it), or an error
+/// naming `what` and the log file.
+fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
+    rec.open_log(s)
+        .and_then(|f| text::read_all_lossy(&f, rec.log(s).bytes()))
+        .map_err(|e| {
+            EngineError::Other(format!(
+                "{what} cannot be read from {}: {e}",
+                rec.log_path(s).display()
+            ))
+        })
+}
+
 /// What a host's `bankArtifact` is given: the whole log decoded as UTF-8.
 pub fn log_text(task_id: &str, s: Stream) -> EngineResult<String> {
     let rec = registry::by_id(task_id)
         .ok_or_else(|| EngineError::Other(format!("No background command \"{task_id}\"")))?;
-    let log = rec.log(s);
-    rec.open_log(s)
-        .and_then(|f| text::read_all_lossy(&f, log.bytes()))
-        .map_err(|e| EngineError::Other(format!("cannot read {}: {e}", rec.log_path(s).display())))
+    whole_text(&rec, s, &format!("the {} of \"{task_id}\"", s.name()))
 }
 
 /// The whole text of a built-in artifact.
 pub fn read_artifact(id: &str) -> EngineResult<String> {
     let (rec, s) =
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
-    let log = rec.log(s);
-    rec.open_log(s)
-        .and_then(|f| text::read_all_lossy(&f, log.bytes()))
-        .map_err(|e| {
-            EngineError::Other(format!(
-                "artifact \"{id}\" cannot be read from {}: {e}",
-                rec.log_path(s).display()
-            ))
-        })
+    whole_text(&rec, s, &format!("artifact \"{id}\""))
 }
 
 /// One page of a built-in artifact.

@@ -286,19 +286,19 @@ pub async fn kill_all(host: u32) -> u32 {
 /// SIGTERM now (and SIGCONT for stopped ones); the watchdog sends SIGKILL
 /// after its grace if the process is gone by then.
 pub fn terminate_everything(sig: i32) {
-    for r in registry::all_unsettled() {
-        let pg = r.pgid();
-        if pg > 0 {
-            signals::signal_group(pg, sig);
-            signals::signal_group(pg, libc::SIGCONT);
-        }
-    }
+    signal_groups(&registry::all_unsettled(), sig);
 }
 
 /// Stop the commands of the hosts one Node environment registered (a worker
 /// thread that is going away): SIGTERM and SIGCONT to their groups.
 pub fn terminate_listener(listener: u32, sig: i32) {
-    for r in registry::unsettled_of_listener(listener) {
+    signal_groups(&registry::unsettled_of_listener(listener), sig);
+}
+
+/// `sig`, then SIGCONT (so stopped processes can act on it), to the group of
+/// every started command in `recs`.
+fn signal_groups(recs: &[Arc<Record>], sig: i32) {
+    for r in recs {
         let pg = r.pgid();
         if pg > 0 {
             signals::signal_group(pg, sig);

@@ -14,7 +14,6 @@ use crate::policy::{self, Policy, PolicyInput};
 use crate::record::{ArtifactRef, BankMode, State};
 use crate::registry;
 use crate::sandbox;
-use crate::text;
 
 /// Default git budget.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -218,19 +217,15 @@ pub async fn run(
     result(host, &id).await
 }
 
+/// The first `chars` characters of a stream, plus "…" when there is more.
 fn head(rec: &crate::record::Record, s: Stream, chars: usize) -> String {
-    let log = rec.log(s);
-    let mut buf = vec![0u8; log.bytes().min((chars * 3 + 4) as u64) as usize];
-    let ok = rec
-        .open_log(s)
-        .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0))
-        .is_ok();
-    if !ok {
-        return String::new();
+    match rec.head(s, chars) {
+        Ok((mut text, more)) => {
+            if more {
+                text.push('…');
+            }
+            text
+        }
+        Err(_) => String::new(),
     }
-    let (mut text, more) = text::head_text(&buf, chars);
-    if more || (buf.len() as u64) < log.bytes() && text.encode_utf16().count() >= chars {
-        text.push('…');
-    }
-    text
 }

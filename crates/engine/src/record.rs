@@ -305,6 +305,23 @@ impl Record {
         File::open(self.log_path(s))
     }
 
+    /// The first `units` UTF-16 units of a stream's decoded log (never
+    /// splitting a surrogate pair), and whether more text follows. Reads only
+    /// the bytes that many units can take.
+    pub fn head(&self, s: Stream, units: usize) -> io::Result<(String, bool)> {
+        let bytes = self.log(s).bytes();
+        // Every unit takes at most 3 bytes, so this much always decodes to
+        // more than `units` when the log is longer.
+        let len = bytes.min((units * 3 + 4) as u64);
+        if len == 0 {
+            return Ok((String::new(), false));
+        }
+        let mut buf = vec![0u8; len as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&self.open_log(s)?, &mut buf, 0)?;
+        let (text, cut) = text::head_text(&buf, units);
+        Ok((text, cut || len < bytes))
+    }
+
     /// Whether the settled state is published.
     pub fn is_settled(&self) -> bool {
         self.settled.get()
