@@ -452,7 +452,13 @@ describe('ending', () => {
     const ids: string[] = []
     for (let i = 0; i < 3; i++) ids.push((await nc.startBackgroundCommand(a, [SH, '-c', 'exec sleep 30'], { cwd: '.' })).taskId)
     const other = await nc.startBackgroundCommand(b, [SH, '-c', 'exec sleep 30'], { cwd: '.' })
-    await waitFor(() => ids.every((id) => nc.getBackgroundCommandStatus(a, id).state === 'running'), 5000, 'all running')
+    await waitFor(
+      () =>
+        ids.every((id) => nc.getBackgroundCommandStatus(a, id).state === 'running') &&
+        nc.getBackgroundCommandStatus(b, other.taskId).state === 'running',
+      5000,
+      'all running',
+    )
 
     assert.equal(await nc.killAllBackgroundCommands(a), 3)
     for (const id of ids) {
@@ -542,7 +548,7 @@ describe('awaiting and counting', () => {
     assert.equal(has(st, 'stdout'), false)
     const zero = await nc.awaitBackgroundCommand(host, h.taskId, { timeoutMs: 0 })
     assert.ok(zero.state === 'running' || zero.state === 'queued', zero.state)
-    assert.equal(nc.getBackgroundCommandStatus(host, h.taskId).state, 'running')
+    await waitFor(() => nc.getBackgroundCommandStatus(host, h.taskId).state === 'running', 5000, 'running, not settled')
     g.open()
     const done = await nc.awaitBackgroundCommand(host, h.taskId)
     assert.equal(done.state, 'exited')
