@@ -91,7 +91,7 @@ impl fmt::Display for EngineError {
                 f,
                 "Unknown signal {:?}: use one of {}",
                 clip(name),
-                crate::signals::NAMES.join(", ")
+                crate::process::signals::NAMES.join(", ")
             ),
             EngineError::GitNotConfigured => f.write_str(
                 "The git tools are not configured for this host: call configureGitTools(host, { repoRoot }) (NeuroLink: registerGitTools) first",
@@ -143,6 +143,32 @@ pub fn start_failure_advice(e: &std::io::Error) -> Option<&'static str> {
 
 /// Shorthand for engine results.
 pub type EngineResult<T> = Result<T, EngineError>;
+
+/// An OS error without Rust's "(os error N)" suffix.
+pub fn os_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// A number spelled as JS would print it.
+pub fn js_number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    } else if v == v.trunc() && v.abs() < 1e21 {
+        format!("{}", v as i128)
+    } else {
+        format!("{v}")
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,32 +1,50 @@
 //! The process engine of neurolink-commands.
 //!
-//! Plain Rust with no napi types: validation, the cwd sandbox, spawning,
+//! Plain Rust with no napi types: validation, the cwd check, spawning,
 //! supervision, capture to log files, UTF-8 → UTF-16 paging, the job registry
 //! and the built-in artifact bank. The napi crate at the repository root only
 //! converts JS values to and from these types.
 //!
-//! The flow of one command: [`commands::start`] runs the [`policy`] and
-//! [`sandbox`] checks, creates the logs and the [`registry`] entry, and hands
-//! the command to a [`supervisor`] task, which [`spawn`]s it, copies its pipes
-//! through [`capture`], runs its timers, stops its process group and finally
-//! [`bank`]s both streams. Reads go through the registry and [`paging`] /
-//! [`text`] over the log files, never through the supervisor.
+//! # Layers
+//!
+//! The top-level modules form layers; each imports only from the layers
+//! below it (`crates/engine/tests/layers.rs` fails on any import circle among them):
+//!
+//! ```text
+//! git       the read-only git toolset: argument checks, hardening, runs
+//!  └ jobs   commands (the API verbs) → supervisor → bank → registry → record
+//!     ├ policy    the start checks (validate) and the cwd check (cwd)
+//!     │  └ errors   every refusal and its message
+//!     ├ process   spawn (after the transform hook), signals, watchdog: the OS only
+//!     ├ text      capture of pipes into logs, UTF-8 → UTF-16 decoding, paging
+//!     └ runtime, intern
+//! ```
+//!
+//! `errors` names the signals in a refusal, so it sits above `process`,
+//! which imports nothing from the crate. Inside `jobs` the arrows run one
+//! way too, but for one: the record holds the supervisor's mailbox, so it
+//! names [`jobs::supervisor::Control`].
+//!
+//! The flow of one command: [`jobs::commands::start`] runs the
+//! [`policy::validate`] and [`policy::cwd`] checks, creates the logs and the
+//! [`jobs::registry`] entry, and hands the command to a [`jobs::supervisor`]
+//! task, which passes it through [`process::transform`] and
+//! [`process::spawn`]s it, copies its pipes through [`text::capture`], runs
+//! its timers, stops its process group and finally [`jobs::bank`]s both
+//! streams. Reads go through the registry and [`text::paging`] /
+//! [`text::decode`] over the log files, never through the supervisor.
 
-pub mod bank;
-pub mod capture;
-pub mod commands;
 pub mod errors;
 pub mod git;
-pub mod gitrun;
 pub mod intern;
-pub mod paging;
+pub mod jobs;
 pub mod policy;
-pub mod record;
-pub mod registry;
+pub mod process;
 pub mod runtime;
-pub mod sandbox;
-pub mod signals;
-pub mod spawn;
-pub mod supervisor;
 pub mod text;
-pub mod watchdog;
+
+// The paths the napi crate and the tests have always used.
+pub use git::run as gitrun;
+pub use jobs::{bank, commands, record, registry, supervisor};
+pub use process::{signals, spawn, watchdog};
+pub use text::{capture, paging};

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::GitRefusal;
 
-/// The three `-c` pairs every argv starts with (SPEC §5), in this order.
+/// The three `-c` pairs every argv starts with (the README's "Git hardening"), in this order.
 pub const FIXED_PREFIX: [(&str, &str); 3] = [
     ("color.ui", "false"),
     ("diff.external", ""),

@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod hardening;
+pub mod run;
 pub mod validate;
 
 #[cfg(test)]
@@ -55,7 +56,7 @@ pub enum GitTool {
 }
 
 impl GitTool {
-    /// Every tool, in the order of SPEC §5.
+    /// Every tool, in the order of the README's "Tools and the argv they run".
     pub const ALL: [GitTool; 6] = [
         GitTool::Log,
         GitTool::Show,

@@ -1,6 +1,8 @@
 //! The policy a host declares, the options of one start, and the checks that
-//! run before any process exists (SPEC §2 "Starting", steps 2–4 and 7).
+//! run before any process exists (the README's "Starting: the checks, in
+//! order", steps 2–4 and 7).
 
+use crate::errors::js_number;
 use crate::errors::{EngineError, EngineResult};
 
 /// Default command budget.
@@ -107,23 +109,6 @@ pub fn duration_ms(ms: f64) -> std::time::Duration {
         return std::time::Duration::ZERO;
     }
     std::time::Duration::try_from_secs_f64(ms / 1000.0).map_or(CAP, |d| d.min(CAP))
-}
-
-/// A number spelled as JS would print it.
-pub fn js_number(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        }
-    } else if v == v.trunc() && v.abs() < 1e21 {
-        format!("{}", v as i128)
-    } else {
-        format!("{v}")
-    }
 }
 
 /// Step 2: a non-empty argv with no NUL in any entry.

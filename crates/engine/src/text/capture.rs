@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::text::Utf16Index;
+use super::decode::Utf16Index;
 
 /// Which stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

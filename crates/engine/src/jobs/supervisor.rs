@@ -15,14 +15,14 @@ use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
-use crate::bank;
-use crate::capture::{Sink, Stream, Wrote};
-use crate::policy::js_number;
-use crate::record::{Control, KillReason, Record, State};
-use crate::sandbox::{os_reason, HeldDir};
-use crate::signals::{self, signal_group};
-use crate::spawn::{self, Exit};
-use crate::watchdog;
+use super::bank;
+use super::record::{KillReason, Record, State};
+use crate::errors::{js_number, os_reason};
+use crate::policy::cwd::HeldDir;
+use crate::process::signals::{self, signal_group};
+use crate::process::spawn::{self, Exit};
+use crate::process::{transform, watchdog};
+use crate::text::capture::{Sink, Stream, Wrote};
 
 /// How long the pipes may stay open after the leader exited (descendants
 /// holding them) before the rest of the group is stopped.
@@ -53,7 +53,13 @@ fn start_process(
     if *gate {
         return Err(std::io::Error::other("the host process is exiting"));
     }
-    let child = spawn::spawn(&rec.argv, dir, env)?;
+    // The spawn-time transform (confinement, terminal) sits here, after
+    // every check and before the process exists.
+    let child = transform::spawn(transform::Request {
+        argv: &rec.argv,
+        cwd: &dir.proc_path(),
+        env,
+    })?;
     rec.pgid
         .store(child.pid, std::sync::atomic::Ordering::Release);
     watchdog::track(child.pid);
@@ -63,9 +69,16 @@ fn start_process(
 
 const CHUNK: usize = 64 * 1024;
 
+/// Messages a supervisor takes.
+#[derive(Debug)]
+pub enum Control {
+    /// Stop the command's group with this signal (escalating to SIGKILL).
+    Kill(i32, KillReason),
+}
+
 /// What the supervisor needs besides the record.
 pub struct Launch {
-    /// The directory that passed the sandbox check.
+    /// The directory that passed the cwd check.
     pub dir: HeldDir,
     /// The replacing environment, when given.
     pub env: Option<Vec<(String, String)>>,
@@ -464,7 +477,7 @@ async fn finish(
     }
     rec.settled.publish();
     crate::runtime::emit(
-        crate::registry::listener_of(rec.host),
+        super::registry::listener_of(rec.host),
         crate::runtime::Event::Settled(rec.task_id()),
     );
 }

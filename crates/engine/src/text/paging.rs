@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::capture::StreamLog;
-use crate::text;
+use super::capture::StreamLog;
+use super::decode as text;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 50_000;

@@ -1,16 +1,17 @@
-//! The cwd sandbox. A directory is opened first and its real location is read
-//! back from the open descriptor, so what is checked is exactly what the child
+//! The cwd check (no kernel sandbox: it decides only where a command
+//! starts). A directory is opened first and its real location is read back
+//! from the open descriptor, so what is checked is exactly what the child
 //! enters (through `/proc/self/fd/<n>`): swapping a path component for a
 //! symlink between the check and the spawn cannot move the child elsewhere.
 
-use std::ffi::CString;
 use std::fs;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use crate::errors::os_reason;
 use crate::errors::{clip, EngineError, EngineResult};
 
-/// A directory that passed the sandbox check, held open by descriptor.
+/// A directory that passed the cwd check, held open by descriptor.
 #[derive(Debug)]
 pub struct HeldDir {
     /// The open directory.
@@ -26,7 +27,7 @@ impl HeldDir {
     }
 }
 
-/// The real path of the sandbox root, which must be an existing directory.
+/// The real path of the permitted root, which must be an existing directory.
 pub fn real_root(root: &str) -> EngineResult<PathBuf> {
     let real = fs::canonicalize(root).map_err(|e| {
         EngineError::Sandbox(format!(
@@ -88,29 +89,16 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
 }
 
 fn open_dir(path: &Path) -> std::io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: `c` is a valid NUL-terminated path; the returned descriptor is owned below.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: `fd` was just returned by open(2) and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// An OS error without Rust's "(os error N)" suffix.
-pub fn os_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
+    // std adds O_CLOEXEC; O_DIRECTORY refuses anything but a directory.
+    let dir = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(path)?;
+    Ok(dir.into())
 }
 
 #[cfg(test)]

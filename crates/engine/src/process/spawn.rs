@@ -8,13 +8,10 @@
 //! with the host's memory. No `pre_exec` hook is used, because one would force
 //! fork.
 
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-use crate::sandbox::HeldDir;
 
 /// A started process whose exit nobody has collected yet.
 #[derive(Debug)]
@@ -36,19 +33,17 @@ pub enum Exit {
     Signal(i32),
 }
 
-/// Start `argv` in `dir`. `env` replaces the environment when given.
-pub fn spawn(
-    argv: &[String],
-    dir: &HeldDir,
-    env: Option<&[(String, String)]>,
-) -> io::Result<Spawned> {
+/// Start `argv` in `cwd` (the `/proc/self/fd/N` path of the directory the
+/// caller holds open, so the directory checked is the one entered). `env`
+/// replaces the environment when given.
+pub fn spawn(argv: &[String], cwd: &Path, env: Option<&[(String, String)]>) -> io::Result<Spawned> {
     let program = env
         .and_then(|e| resolve_in_env_path(&argv[0], e))
         .unwrap_or_else(|| PathBuf::from(&argv[0]));
     let mut cmd = Command::new(program);
     std::os::unix::process::CommandExt::arg0(&mut cmd, &argv[0]);
     cmd.args(&argv[1..])
-        .current_dir(dir.proc_path())
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -90,12 +85,11 @@ fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBu
             return None;
         }
         let candidate = Path::new(dir).join(program);
-        let Ok(c) = CString::new(candidate.as_os_str().as_encoded_bytes()) else {
+        if candidate.as_os_str().as_encoded_bytes().contains(&0) {
             return None;
-        };
+        }
         let is_file = std::fs::metadata(&candidate).is_ok_and(|m| m.is_file());
-        // SAFETY: `c` is a valid NUL-terminated path.
-        if is_file && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+        if is_file && rustix::fs::access(&candidate, rustix::fs::Access::EXEC_OK).is_ok() {
             return Some(candidate);
         }
     }
@@ -104,53 +98,38 @@ fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBu
 
 /// A pidfd for `pid` (Linux ≥ 5.3): readable once the process has exited.
 pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
-    // SAFETY: a plain syscall with integer arguments.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        None
-    } else {
-        // SAFETY: the kernel returned a fresh descriptor that we now own.
-        Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-    }
+    let pid = rustix::process::Pid::from_raw(pid)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 /// How `pid` ended, without reaping it (it stays a zombie, so its pid — and
 /// so its process group id — cannot be reused while we still signal the
 /// group). `block` waits for the exit; otherwise `None` means still running.
 pub fn peek_exit(pid: i32, block: bool) -> Option<Exit> {
-    // SAFETY: siginfo_t is plain data; waitid fills it.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let flags = libc::WEXITED | libc::WNOWAIT | if block { 0 } else { libc::WNOHANG };
-    loop {
-        // SAFETY: valid pointer to a zeroed siginfo_t.
-        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
-        if r == 0 {
-            break;
-        }
-        if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        }
-        return None;
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    let pid = Pid::from_raw(pid)?;
+    let mut flags = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+    if !block {
+        flags |= WaitIdOptions::NOHANG;
     }
-    // SAFETY: waitid succeeded, so the child fields are set (si_pid 0 = nothing yet).
-    unsafe {
-        if info.si_pid() == 0 {
-            return None;
+    let status = loop {
+        match waitid(WaitId::Pid(pid), flags) {
+            Ok(status) => break status?,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return None,
         }
-        let status = info.si_status();
-        match info.si_code {
-            libc::CLD_EXITED => Some(Exit::Code(status)),
-            _ => Some(Exit::Signal(status)),
-        }
+    };
+    // The child ended (WEXITED only reports exits): by a code or a signal.
+    match status.exit_status() {
+        Some(code) if status.exited() => Some(Exit::Code(code)),
+        _ => Some(Exit::Signal(status.terminating_signal().unwrap_or(0))),
     }
 }
 
 /// Collect the exited `pid` so it leaves no zombie.
 pub fn reap(pid: i32) {
-    let mut status = 0;
-    // SAFETY: waitpid on our own child with a valid out pointer.
-    unsafe {
-        libc::waitpid(pid, &mut status, libc::WNOHANG);
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
     }
 }
 
@@ -161,9 +140,9 @@ mod tests {
 
     fn run(argv: &[&str], env: Option<&[(String, String)]>) -> (String, Exit) {
         let d = tempfile::tempdir().unwrap();
-        let held = crate::sandbox::enter(d.path().to_str().unwrap(), ".").unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let s = spawn(&argv, &held, env).unwrap();
+        let s = spawn(&argv, &held.proc_path(), env).unwrap();
         let mut out = String::new();
         std::fs::File::from(s.stdout)
             .read_to_string(&mut out)
@@ -226,8 +205,8 @@ mod tests {
     #[test]
     fn a_missing_executable_is_an_error() {
         let d = tempfile::tempdir().unwrap();
-        let held = crate::sandbox::enter(d.path().to_str().unwrap(), ".").unwrap();
-        let e = spawn(&["/no/such/program".to_string()], &held, None).unwrap_err();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
+        let e = spawn(&["/no/such/program".to_string()], &held.proc_path(), None).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
     }
 }

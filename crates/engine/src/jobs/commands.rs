@@ -11,16 +11,19 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc;
 
-use crate::capture::{Stream, StreamLog};
+use super::bank;
+use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
+use super::registry::{self, Counts};
+use super::supervisor::Control;
+use super::supervisor::{self, Launch, Limits};
+use crate::errors::os_reason;
 use crate::errors::{EngineError, EngineResult};
 use crate::intern;
-use crate::paging::{self, Page, Window};
+use crate::policy::cwd;
 use crate::policy::{self, Policy};
-use crate::record::{BankMode, Control, KillReason, Link, Live, Record, Settled, State, Status};
-use crate::registry::{self, Counts};
-use crate::sandbox::{self, os_reason};
-use crate::signals;
-use crate::supervisor::{self, Launch, Limits};
+use crate::process::signals;
+use crate::text::capture::{Stream, StreamLog};
+use crate::text::paging::{self, Page, Window};
 
 /// The options of one start, as plain values.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -83,8 +86,8 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     policy::check_argv(&argv)?;
     policy::check_not_shell(&argv[0])?;
     policy::check_allowed(&policy, &argv[0])?;
-    // 5. The sandbox.
-    let dir = sandbox::enter(&policy.cwd_root, &opts.cwd)?;
+    // 5. The cwd check.
+    let dir = cwd::enter(&policy.cwd_root, &opts.cwd)?;
     let real_cwd = dir.real.to_string_lossy().into_owned();
     // 6. The hook.
     if let Some(veto) = ctx.veto {
@@ -203,7 +206,7 @@ fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {
 
 /// The live status; marks a settled command looked at.
 pub fn status(host: u32, task_id: &str) -> EngineResult<Status> {
-    Ok(registry::lookup(host, task_id)?.status(true))
+    Ok(registry::lookup(host, task_id)?.status(true, bank::builtin_ref))
 }
 
 /// Wait for a command to settle, at most `timeout_ms` when given.
@@ -215,7 +218,7 @@ pub async fn await_settled(
     let rec = registry::lookup(host, task_id)?;
     let limit = timeout_ms.map(policy::duration_ms);
     rec.wait_settled(limit).await;
-    Ok(rec.status(true))
+    Ok(rec.status(true, bank::builtin_ref))
 }
 
 /// Parse a signal name (default SIGTERM).
@@ -241,7 +244,7 @@ pub async fn kill(
         rec.wait_settled(Some(policy::duration_ms(rec.kill_grace_ms * 2.0)))
             .await;
     }
-    Ok(rec.status(true))
+    Ok(rec.status(true, bank::builtin_ref))
 }
 
 /// Send a kill without waiting (the abort path). False when already settled.

@@ -6,14 +6,15 @@
 
 use std::path::PathBuf;
 
-use crate::capture::Stream;
-use crate::commands::{self, StartContext, StartOptions};
 use crate::errors::{EngineError, EngineResult};
 use crate::git;
+use crate::jobs::commands::{self, StartContext, StartOptions};
+use crate::jobs::record::{ArtifactRef, BankMode, State};
+use crate::jobs::registry;
+pub use crate::jobs::registry::GitSettings;
+use crate::policy::cwd;
 use crate::policy::{self, Policy, PolicyInput};
-use crate::record::{ArtifactRef, BankMode, State};
-use crate::registry;
-use crate::sandbox;
+use crate::text::capture::Stream;
 
 /// Default git budget.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -37,24 +38,9 @@ pub struct GitInput {
     pub git_executable: Option<String>,
 }
 
-/// The settings in force for a host.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GitSettings {
-    /// The repository's real path.
-    pub repo_root: PathBuf,
-    /// Budget per run in ms.
-    pub timeout_ms: f64,
-    /// Cap per stream.
-    pub max_output_bytes: u64,
-    /// Preview length.
-    pub preview_chars: u32,
-    /// The git executable.
-    pub git_executable: String,
-}
-
 /// Validate and store a host's git settings.
 pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
-    let real = sandbox::real_root(&input.repo_root).map_err(|_| {
+    let real = cwd::real_root(&input.repo_root).map_err(|_| {
         EngineError::BadInput(format!(
             "repoRoot {:?} is not an existing directory: pass the path of the repository's working tree",
             input.repo_root
@@ -218,7 +204,7 @@ pub async fn run(
 }
 
 /// The first `chars` characters of a stream, plus "…" when there is more.
-fn head(rec: &crate::record::Record, s: Stream, chars: usize) -> String {
+fn head(rec: &crate::jobs::record::Record, s: Stream, chars: usize) -> String {
     match rec.head(s, chars) {
         Ok((mut text, more)) => {
             if more {

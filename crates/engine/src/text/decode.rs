@@ -316,9 +316,10 @@ impl Utf16Index {
     }
 }
 
-/// One window of a log, in UTF-16 code units.
+/// An excerpt of a log in UTF-16 code units: what a page window asks for,
+/// decoded.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Window {
+pub struct Excerpt {
     /// The code units of the window (may begin with a low surrogate or end
     /// with a high surrogate when the window cuts a pair, as `slice` does).
     pub content: Vec<u16>,
@@ -355,7 +356,7 @@ pub fn read_window(
     finished: bool,
     offset: u64,
     limit: u64,
-) -> io::Result<Window> {
+) -> io::Result<Excerpt> {
     let (end_byte, total_units) = if finished {
         (index.bytes_seen(), index.final_units())
     } else {
@@ -363,13 +364,13 @@ pub fn read_window(
     };
     let stop = offset.saturating_add(limit).min(total_units);
     if offset >= stop {
-        return Ok(Window {
+        return Ok(Excerpt {
             content: Vec::new(),
             total_units,
         });
     }
     let (mut pos, unit) = index.checkpoint_at_or_before(offset);
-    let mut out = WindowSink {
+    let mut out = ExcerptSink {
         unit,
         offset,
         stop,
@@ -387,21 +388,21 @@ pub fn read_window(
     // finished stream, or at the committed end, which the index only moves
     // past an incomplete sequence once a following byte has rejected it.
     decoder.finish(&mut |piece| out.emit(piece));
-    Ok(Window {
+    Ok(Excerpt {
         content: out.content,
         total_units,
     })
 }
 
 /// Collects the units `[offset, stop)` of a decoding that starts at `unit`.
-struct WindowSink {
+struct ExcerptSink {
     unit: u64,
     offset: u64,
     stop: u64,
     content: Vec<u16>,
 }
 
-impl WindowSink {
+impl ExcerptSink {
     /// Append the part of `piece` (which starts at unit `self.unit`) that
     /// falls in `[offset, stop)`, and advance past it.
     #[inline]

@@ -2,13 +2,31 @@
 //! evicted: a status stays answerable for the life of the process.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, RwLock};
 
 use crate::errors::{EngineError, EngineResult};
-use crate::gitrun::GitSettings;
+use std::path::PathBuf;
+
+use super::ids::task_seq;
+pub use super::ids::{new_task_seq, task_id};
+use super::record::Record;
 use crate::policy::Policy;
-use crate::record::Record;
+
+/// The settings in force for a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GitSettings {
+    /// The repository's real path.
+    pub repo_root: PathBuf,
+    /// Budget per run in ms.
+    pub timeout_ms: f64,
+    /// Cap per stream.
+    pub max_output_bytes: u64,
+    /// Preview length.
+    pub preview_chars: u32,
+    /// The git executable.
+    pub git_executable: String,
+}
 
 /// What the engine keeps per host.
 #[derive(Debug, Default)]
@@ -39,62 +57,13 @@ struct Registry {
     tasks: RwLock<HashMap<u64, Arc<Record>>>,
     hosts: Mutex<HashMap<u32, Host>>,
     next_host: AtomicU32,
-    counter: AtomicU64,
-    salt: u64,
 }
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry {
     tasks: RwLock::new(HashMap::new()),
     hosts: Mutex::new(HashMap::new()),
     next_host: AtomicU32::new(1),
-    counter: AtomicU64::new(1),
-    salt: seed(),
 });
-
-fn seed() -> u64 {
-    let mut buf = [0u8; 8];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
-        .is_ok()
-    {
-        u64::from_le_bytes(buf)
-    } else {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        t.as_nanos() as u64 ^ (std::process::id() as u64) << 32
-    }
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A new task counter, unique in the process; [`task_id`] spells it.
-pub fn new_task_seq() -> u64 {
-    REGISTRY.counter.fetch_add(1, Ordering::Relaxed)
-}
-
-/// The task id of counter `n`: `c<counter><12 hex chars>`. Records keep only
-/// the counter and spell the id when asked.
-pub fn task_id(n: u64) -> String {
-    format!("c{n}{:012x}", mix(REGISTRY.salt ^ n) & 0xffff_ffff_ffff)
-}
-
-/// The counter of a task id, if the id is one [`task_id`] spells.
-fn task_seq(task_id: &str) -> Option<u64> {
-    let digits = task_id
-        .strip_prefix('c')?
-        .get(..task_id.len().checked_sub(13)?)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    (self::task_id(n) == task_id).then_some(n)
-}
 
 /// Register a new host and return its id.
 pub fn register_host() -> u32 {

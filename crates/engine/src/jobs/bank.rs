@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::capture::Stream;
+use super::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
+use super::registry;
 use crate::errors::{EngineError, EngineResult};
-use crate::paging::{self, Page, Window};
-use crate::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
-use crate::registry;
 use crate::runtime::{self, Event};
-use crate::text;
+use crate::text::capture::Stream;
+use crate::text::decode as text;
+use crate::text::paging::{self, Page, Window};
 
 /// Characters of a ref's preview.
 pub const PREVIEW_CHARS: usize = 600;

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
-use crate::bank;
-use crate::capture::{Stream, StreamLog};
+use super::ids;
+pub use super::supervisor::Control;
 use crate::policy;
-use crate::registry;
-use crate::signals;
-use crate::text;
+use crate::process::signals;
+use crate::text::capture::{Stream, StreamLog};
+use crate::text::decode as text;
 
 /// The public states of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,13 +82,6 @@ pub enum KillReason {
     Abort,
     /// `killAllBackgroundCommands`.
     HostDisposed,
-}
-
-/// Messages a supervisor takes.
-#[derive(Debug)]
-pub enum Control {
-    /// Stop the command's group with this signal (escalating to SIGKILL).
-    Kill(i32, KillReason),
 }
 
 /// The part of a record that changes.
@@ -285,7 +278,7 @@ impl Record {
 
     /// Its task id: `c<counter><12 hex>`.
     pub fn task_id(&self) -> String {
-        registry::task_id(self.seq)
+        ids::task_id(self.seq)
     }
 
     /// Its log directory, `<logs_root>/<task_id>`, holding both logs.
@@ -328,7 +321,9 @@ impl Record {
     }
 
     /// Build a status now. `look` marks a settled command looked at.
-    pub fn status(&self, look: bool) -> Status {
+    /// `builtin_ref` spells the refs of streams in the built-in bank
+    /// (`bank::builtin_ref`; passed in because the bank sits above the record).
+    pub fn status(&self, look: bool, builtin_ref: fn(&Record, Stream) -> ArtifactRef) -> Status {
         let (state, exit_code, signal, error, ended, refs) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
@@ -355,8 +350,8 @@ impl Record {
                 (Some(a), Some(b))
             }
             Some(Refs::BuiltIn) => (
-                Some(bank::builtin_ref(self, Stream::Stdout)),
-                Some(bank::builtin_ref(self, Stream::Stderr)),
+                Some(builtin_ref(self, Stream::Stdout)),
+                Some(builtin_ref(self, Stream::Stderr)),
             ),
             None => (None, None),
         };

@@ -1,0 +1,16 @@
+//! The commands of the process, read top-down:
+//!
+//! - [`commands`]: the API verbs (start, status, list, read, kill, wait).
+//! - [`supervisor`]: one task per running command, owning its pipes, timers
+//!   and group, taking [`supervisor::Control`] messages.
+//! - [`bank`]: settles a finished command's streams into artifacts.
+//! - [`registry`]: every host and command of the process.
+//! - [`record`]: one command's shared state, which every module above reads.
+//! - [`ids`]: how a task id is spelled from its counter.
+
+pub mod bank;
+pub mod commands;
+pub mod ids;
+pub mod record;
+pub mod registry;
+pub mod supervisor;

@@ -1,0 +1,9 @@
+//! One operating-system process and its group: how it is started
+//! ([`spawn`], after the [`transform`] hook), how its group is signalled
+//! ([`signals`]) and how it is stopped when the host itself dies
+//! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
+
+pub mod signals;
+pub mod spawn;
+pub mod transform;
+pub mod watchdog;

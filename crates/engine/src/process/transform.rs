@@ -1,0 +1,35 @@
+//! The spawn-time transform: the one place between the checks and
+//! [`spawn`](super::spawn::spawn) where a start request may be rewritten
+//! into what is actually executed.
+//!
+//! Theory of operation: by the time a command reaches here, the policy and
+//! cwd checks have passed on the argv the caller gave, so everything the
+//! caller is told (refusals, `command` in a status) speaks of that argv. A
+//! transform may then wrap it — a confinement launcher that applies a kernel
+//! sandbox before exec, a terminal allocator — without the checks seeing the
+//! wrapper and without the wrapper bypassing them. It must keep the shape
+//! spawn relies on: no shell, posix_spawn (no `pre_exec`, no fork of the
+//! host), the leader as its group's id. Today no transform is configured and
+//! the request passes through unchanged.
+
+use std::path::Path;
+
+use super::spawn::Spawned;
+
+/// What spawn runs: the argv, the held working directory and the
+/// environment (replacing the host's when given).
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The program and its arguments, already checked.
+    pub argv: &'a [String],
+    /// The working directory: the `/proc/self/fd` path of the directory
+    /// held open since the cwd check.
+    pub cwd: &'a Path,
+    /// The replacing environment, if any.
+    pub env: Option<&'a [(String, String)]>,
+}
+
+/// Apply the configured transform (none yet) and spawn the result.
+pub fn spawn(launch: Request<'_>) -> std::io::Result<Spawned> {
+    super::spawn::spawn(launch.argv, launch.cwd, launch.env)
+}
