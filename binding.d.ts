@@ -9,41 +9,17 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** Resolve when settled, or with the current status after `timeoutMs`. */
-export declare function awaitCommand(hostId: number, taskId: string, timeoutMs?: number | undefined | null): Promise<NativeStatus>
+/** Resolve when settled, or with the current status after `opts.timeoutMs`. */
+export declare function awaitCommand(hostId: number, taskId: unknown, opts?: unknown | undefined | null): Promise<NativeStatus>
 
 /** What a host bank call needs: `[label, sessionId, hostId]`. */
 export declare function bankRequest(taskId: string): [string, string, number]
-
-/** Throw unless the host configured the git tools. */
-export declare function checkGit(hostId: number): void
-
-/** Check raw `runGitCommand` args: an array of strings without NUL. */
-export declare function checkGitArgs(args: unknown): Array<string>
-
-/** Check a page request and return `[stream, offset, limit]` normalised. */
-export declare function checkPage(page: unknown): [string, number, number]
-
-/** Validate a policy without storing it (for `startCommandWithPolicy`). */
-export declare function checkPolicy(policy: unknown): void
-
-/** Validate a signal name (the adapter checks before it waits). */
-export declare function checkSignal(signal: unknown): void
-
-/** Throw the unknown-task error if the host has no such command. */
-export declare function checkTask(hostId: number, taskId: unknown): string
-
-/** Check `{ timeoutMs? }` of an await; returns the wait bound in ms. */
-export declare function checkWait(opts?: unknown | undefined | null): number | null
-
-/** Check a `{ offset?, limit? }` request; returns `[offset, limit]` normalised. */
-export declare function checkWindow(window: unknown): [number, number]
 
 /** Counters of a host's session (its default session when none is named). */
 export declare function commandCounts(hostId: number, sessionId?: string | undefined | null): NativeCounts
 
 /** The live status (synchronous); a settled command is marked looked at. */
-export declare function commandStatus(hostId: number, taskId: string): NativeStatus
+export declare function commandStatus(hostId: number, taskId: unknown): NativeStatus
 
 /**
  * The host bank's answer for both streams: each a value the bank resolved
@@ -75,7 +51,7 @@ export declare function init(listener: (arg0: string, arg1: string) => void): nu
 export declare function killAllCommands(hostId: number): Promise<number>
 
 /** Kill a command (default SIGTERM, SIGKILL after the grace) and resolve with its status. */
-export declare function killCommand(hostId: number, taskId: string, signal?: string | undefined | null): Promise<NativeStatus>
+export declare function killCommand(hostId: number, taskId: unknown, signal?: unknown | undefined | null): Promise<NativeStatus>
 
 /** The host's commands, oldest first. */
 export declare function listCommands(hostId: number, filter?: unknown | undefined | null): Array<NativeListEntry>
@@ -191,13 +167,13 @@ export interface NativeStatus {
 }
 
 /** The whole text of a built-in artifact. */
-export declare function readArtifact(artifactId: string): Promise<string>
+export declare function readArtifact(artifactId: unknown): Promise<string>
 
-/** One page of a stream. */
-export declare function readCommandOutput(hostId: number, taskId: string, stream: string, offset: number, limit: number): Promise<NativePage>
+/** One page of a stream (`page` is `{ stream, offset?, limit? }`). */
+export declare function readCommandOutput(hostId: number, taskId: unknown, page: unknown): Promise<NativePage>
 
 /** What a stream gained since the previous call for that stream. */
-export declare function readNewOutput(hostId: number, taskId: string, stream?: string | undefined | null): NativeNewOutput
+export declare function readNewOutput(hostId: number, taskId: unknown, stream?: unknown | undefined | null): NativeNewOutput
 
 /**
  * A new host id whose events go to `listener_id` (the adapter keeps the
@@ -205,30 +181,39 @@ export declare function readNewOutput(hostId: number, taskId: string, stream?: s
  */
 export declare function registerHost(listenerId: number): number
 
-/** One page of a built-in artifact. */
-export declare function retrieveArtifact(artifactId: string, offset: number, limit: number): Promise<NativeArtifactPage>
+/** One page of a built-in artifact (`window` is `{ offset?, limit? }`). */
+export declare function retrieveArtifact(artifactId: unknown, window: unknown): Promise<NativeArtifactPage>
 
 /**
  * Run git with the hardened prefix, the replaced environment and the
- * host's git settings; resolves once it settled.
+ * host's git settings; resolves once it settled. In order: the host must
+ * have configured git, `args` must be strings without NUL, `session_id`
+ * a string when given (else `context_session`, the host's context).
  */
-export declare function runGit(hostId: number, args: Array<string>, sessionId: string | undefined | null, tmpdir: string, hostBanks: boolean): Promise<NativeGitResult>
+export declare function runGit(hostId: number, args: unknown, sessionId: unknown | undefined | null, contextSession: string | undefined | null, tmpdir: string, hostBanks: boolean): Promise<NativeGitResult>
 
 /** Counters of a session across all hosts. */
 export declare function sessionCounts(sessionId: string): NativeCounts
 
-/** Validate and store a host's command policy. */
-export declare function setPolicy(hostId: number, policy: unknown): void
+/**
+ * Validate the caller's policy (its messages name each field), then store
+ * the adapter's copy of it, validated in turn: the engine enforces exactly
+ * what `getBackgroundCommandPolicy` returns, even if a getter answers
+ * differently on a second read. `copy_error` is why copying threw.
+ */
+export declare function setPolicy(hostId: number, policy: unknown, copy: unknown, copyError?: string | undefined | null): void
 
 /** Send SIGTERM without waiting (`abort`), or for a disposed host (`dispose`). */
 export declare function signalCommand(hostId: number, taskId: string, reason: string): boolean
 
 /**
  * Start a command: every check of the contract in order, then the handle.
- * `policy` overrides the host's for this call; `allowlist` is the policy's
- * hook (called once with argv and the real cwd).
+ * With `explicit`, `policy` overrides the host's for this call; `allowlist`
+ * is the policy's hook (called once with argv and the real cwd);
+ * `abort_error` is why the adapter refused `options.abortSignal`, reported
+ * right after the policy's own checks.
  */
-export declare function startCommand(hostId: number, argv: unknown, options: unknown, policy: unknown | undefined | null, allowlist: ((arg0: Array<string>, arg1: string) => unknown) | undefined | null, tmpdir: string, contextSession: string | undefined | null, hostBanks: boolean): NativeHandle
+export declare function startCommand(hostId: number, argv: unknown, options: unknown, explicit: boolean, policy: unknown, allowlist: ((arg0: Array<string>, arg1: string) => unknown) | undefined | null, abortError: string | undefined | null, tmpdir: string, contextSession: string | undefined | null, hostBanks: boolean): NativeHandle
 
 /**
  * Stop every command of every host now (the host process is exiting); no

@@ -201,6 +201,51 @@ export interface ToolRefusal {
   isError: true
   /** The message, with the recovery step. */
   error: string
+  /** The kind of refusal: the same code the host API's Error carries for it. */
+  code: BackgroundCommandErrorCode
+}
+
+/**
+ * The stable `code` of every Error the API throws or rejects with, and of
+ * every tool refusal (SPEC §7): one per kind of refusal. Branch on it, never
+ * on the message, which stays free to improve. The README lists each with
+ * what it means and the fix.
+ * - `NLC_NO_POLICY`: the host has no policy; call `setBackgroundCommandPolicy` first.
+ * - `NLC_INVALID_ARGUMENT`: a value of the wrong type, shape or range (including an unknown signal or stream name).
+ * - `NLC_SHELL_SYNTAX`: argv[0] looks like a shell line; pass the executable alone and each argument as its own entry.
+ * - `NLC_NOT_ALLOWED`: argv[0] is not one of `allowedExecutables`, spelled exactly.
+ * - `NLC_OUTSIDE_ROOT`: the cwd is not an existing directory inside `cwdRoot`.
+ * - `NLC_VETOED`: the policy's `allowlist` hook refused (or threw, or returned something else).
+ * - `NLC_UNKNOWN_TASK`: no command of this host has that taskId.
+ * - `NLC_UNKNOWN_ARTIFACT`: the built-in bank never issued that artifactId.
+ * - `NLC_LOG_DIR`: the log directory under os.tmpdir() could not be created.
+ * - `NLC_IO`: a log could not be read, or the host ran out of file descriptors.
+ * - `NLC_GIT_NOT_CONFIGURED`: call `configureGitTools` first.
+ * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
+ * - `NLC_CONFINEMENT_UNAVAILABLE`: reserved for kernel confinement (SPEC §8); not produced yet.
+ * - `NLC_NOT_RUNNING`: reserved for input to a settled command (SPEC §9); not produced yet.
+ * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
+ */
+export type BackgroundCommandErrorCode =
+  | 'NLC_NO_POLICY'
+  | 'NLC_INVALID_ARGUMENT'
+  | 'NLC_SHELL_SYNTAX'
+  | 'NLC_NOT_ALLOWED'
+  | 'NLC_OUTSIDE_ROOT'
+  | 'NLC_VETOED'
+  | 'NLC_UNKNOWN_TASK'
+  | 'NLC_UNKNOWN_ARTIFACT'
+  | 'NLC_LOG_DIR'
+  | 'NLC_IO'
+  | 'NLC_GIT_NOT_CONFIGURED'
+  | 'NLC_HOST_EXITING'
+  | 'NLC_CONFINEMENT_UNAVAILABLE'
+  | 'NLC_NOT_RUNNING'
+  | 'NLC_INTERNAL'
+
+/** What every Error of the API is: an `Error` (a `TypeError` for a host that is not an object) with its `code`. */
+export interface BackgroundCommandError extends Error {
+  code: BackgroundCommandErrorCode
 }
 
 export type RunCommandToolResult = BackgroundCommandHandle & BackgroundCommandCounts

@@ -18,11 +18,16 @@ const hostsById = new Map()
 const live = new Map()
 let keepAlive = null
 
+/** A TypeError carrying `NLC_INVALID_ARGUMENT` (SPEC §7), for the few checks only JS can make. */
+function invalid(message) {
+  const e = new TypeError(message)
+  e.code = 'NLC_INVALID_ARGUMENT'
+  return e
+}
+
 function hostState(host) {
   if (host === null || (typeof host !== 'object' && typeof host !== 'function')) {
-    throw new TypeError(
-      `host must be an object (the agent host instance that owns the commands), got ${describe(host)}`,
-    )
+    throw invalid(`host must be an object (the agent host instance that owns the commands), got ${describe(host)}`)
   }
   let state = hosts.get(host)
   if (!state) {
@@ -186,19 +191,19 @@ if (require('node:worker_threads').isMainThread) {
   }
 }
 
+/** `[signal, refusal]`: the options' AbortSignal, or why it is not one (the engine reports it in order). */
 function abortSignalOf(options) {
-  if (options === null || typeof options !== 'object') return undefined
+  if (options === null || typeof options !== 'object') return [undefined, undefined]
   const signal = safeGet(options, 'abortSignal')
-  if (signal === undefined || signal === null) return undefined
+  if (signal === undefined || signal === null) return [undefined, undefined]
   if (typeof signal !== 'object' || typeof signal.addEventListener !== 'function' || !('aborted' in signal)) {
-    throw new TypeError(`options.abortSignal must be an AbortSignal (got ${describe(signal)})`)
+    return [undefined, `options.abortSignal must be an AbortSignal (got ${describe(signal)})`]
   }
-  return signal
+  return [signal, undefined]
 }
 
 function start(host, argv, options, policy, explicit) {
   const state = hostState(host)
-  if (explicit) native.checkPolicy(policy)
   const effective = explicit ? policy : state.policy
   const hook = effective ? safeGet(effective, 'allowlist') : undefined
   // Whatever the hook throws (null, a symbol, a Proxy) reaches the engine as
@@ -213,13 +218,15 @@ function start(host, argv, options, policy, explicit) {
           }
         }
       : undefined
-  const signal = abortSignalOf(options)
+  const [signal, abortError] = abortSignalOf(options)
   const handle = native.startCommand(
     state.id,
     argv,
     options,
+    explicit,
     explicit ? policy : undefined,
     allowlist,
+    abortError,
     os.tmpdir(),
     contextSession(host),
     hostBanks(host),
@@ -230,20 +237,18 @@ function start(host, argv, options, policy, explicit) {
 
 function setBackgroundCommandPolicy(host, policy) {
   const state = hostState(host)
-  // Check the caller's object first (its messages name each field), then store
-  // one copy for both sides: the engine enforces exactly what
-  // getBackgroundCommandPolicy returns, even if a getter answers differently
-  // on a second read.
-  native.checkPolicy(policy)
+  // One copy for both sides: the engine checks the caller's object first (its
+  // messages name each field), then stores this copy, so it enforces exactly
+  // what getBackgroundCommandPolicy returns, even if a getter answers
+  // differently on a second read.
   let copy
+  let copyError
   try {
     copy = { ...policy, allowedExecutables: [...policy.allowedExecutables] }
   } catch (e) {
-    throw new TypeError(
-      `policy must be a plain object whose properties can be copied; copying it threw (${reasonOf(e)})`,
-    )
+    copyError = reasonOf(e)
   }
-  native.setPolicy(state.id, copy)
+  native.setPolicy(state.id, policy, copy, copyError)
   state.policy = copy
 }
 
@@ -256,14 +261,14 @@ function getBackgroundCommandPolicy(host) {
 function backgroundCommandCounts(host, sessionId) {
   const state = hostState(host)
   if (sessionId !== undefined && typeof sessionId !== 'string') {
-    throw new TypeError(`sessionId must be a string (got ${describe(sessionId)})`)
+    throw invalid(`sessionId must be a string (got ${describe(sessionId)})`)
   }
   return native.commandCounts(state.id, sessionId)
 }
 
 function sessionCommandCounts(sessionId) {
   if (typeof sessionId !== 'string') {
-    throw new TypeError(`sessionId must be a string (got ${describe(sessionId)})`)
+    throw invalid(`sessionId must be a string (got ${describe(sessionId)})`)
   }
   return native.sessionCounts(sessionId)
 }
@@ -277,21 +282,15 @@ async function startCommandWithPolicy(host, argv, options, policy) {
 }
 
 function getBackgroundCommandStatus(host, taskId) {
-  const state = hostState(host)
-  return native.commandStatus(state.id, native.checkTask(state.id, taskId))
+  return native.commandStatus(hostState(host).id, taskId)
 }
 
 async function awaitBackgroundCommand(host, taskId, opts) {
-  const state = hostState(host)
-  const id = native.checkTask(state.id, taskId)
-  return native.awaitCommand(state.id, id, native.checkWait(opts))
+  return native.awaitCommand(hostState(host).id, taskId, opts)
 }
 
 async function killBackgroundCommand(host, taskId, signal) {
-  const state = hostState(host)
-  const id = native.checkTask(state.id, taskId)
-  native.checkSignal(signal)
-  return native.killCommand(state.id, id, signal)
+  return native.killCommand(hostState(host).id, taskId, signal)
 }
 
 async function killAllBackgroundCommands(host) {
@@ -299,10 +298,7 @@ async function killAllBackgroundCommands(host) {
 }
 
 async function readBackgroundCommandOutput(host, taskId, page) {
-  const state = hostState(host)
-  const id = native.checkTask(state.id, taskId)
-  const [stream, offset, limit] = native.checkPage(page)
-  return native.readCommandOutput(state.id, id, stream, offset, limit)
+  return native.readCommandOutput(hostState(host).id, taskId, page)
 }
 
 function listBackgroundCommands(host, filter) {
@@ -310,27 +306,15 @@ function listBackgroundCommands(host, filter) {
 }
 
 function readNewBackgroundCommandOutput(host, taskId, stream) {
-  const state = hostState(host)
-  const id = native.checkTask(state.id, taskId)
-  if (stream !== undefined && typeof stream !== 'string') {
-    throw new TypeError(`stream must be "stdout" or "stderr" (got ${describe(stream)})`)
-  }
-  return native.readNewOutput(state.id, id, stream)
+  return native.readNewOutput(hostState(host).id, taskId, stream)
 }
 
 async function readArtifact(artifactId) {
-  if (typeof artifactId !== 'string') {
-    throw new TypeError(`artifactId must be a string (got ${describe(artifactId)})`)
-  }
   return native.readArtifact(artifactId)
 }
 
 async function retrieveArtifact(artifactId, options) {
-  if (typeof artifactId !== 'string') {
-    throw new TypeError(`artifactId must be a string (got ${describe(artifactId)})`)
-  }
-  const [offset, limit] = native.checkWindow(options)
-  return native.retrieveArtifact(artifactId, offset, limit)
+  return native.retrieveArtifact(artifactId, options)
 }
 
 function configureGitTools(host, options) {
@@ -339,13 +323,8 @@ function configureGitTools(host, options) {
 
 async function runGitCommand(host, args, sessionId) {
   const state = hostState(host)
-  native.checkGit(state.id)
-  const argv = native.checkGitArgs(args)
-  if (sessionId !== undefined && typeof sessionId !== 'string') {
-    throw new TypeError(`sessionId must be a string (got ${describe(sessionId)})`)
-  }
-  const session = sessionId ?? contextSession(host)
-  return native.runGit(state.id, argv, session, os.tmpdir(), hostBanks(host))
+  const context = sessionId === undefined ? contextSession(host) : undefined
+  return native.runGit(state.id, args, sessionId, context, os.tmpdir(), hostBanks(host))
 }
 
 function backgroundCommandToolsFor(host) {

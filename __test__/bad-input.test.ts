@@ -28,6 +28,11 @@ const MAX_MESSAGE = 2000
 
 type Want = RegExp | string
 
+/** A refusal's code (SPEC §7): a known NLC_* code, never the catch-all. */
+function checkCode(what: string, code: unknown, msg: string): void {
+  assert.ok(typeof code === 'string' && /^NLC_[A-Z_]+$/.test(code) && code !== 'NLC_INTERNAL', `${what}: a known NLC_* code, got ${inspect(code)} on: ${msg}`)
+}
+
 function checkMessage(what: string, e: unknown, want: Want[]): string {
   assert.ok(e instanceof Error, `${what}: expected an Error, got ${inspect(e)}`)
   const msg = e.message
@@ -47,6 +52,7 @@ function throws(what: string, call: () => unknown, ...want: Want[]): string {
     assert.fail(`${what}: expected a throw, got ${inspect(r, { depth: 1 }).slice(0, 200)}`)
   } catch (e) {
     if (e instanceof assert.AssertionError) throw e
+    checkCode(what, (e as { code?: unknown } | null)?.code, String((e as Error)?.message))
     return checkMessage(what, e, want)
   }
 }
@@ -65,6 +71,7 @@ async function rejects(what: string, call: () => Promise<unknown>, ...want: Want
     assert.fail(`${what}: expected a rejection, got ${inspect(r, { depth: 1 }).slice(0, 200)}`)
   } catch (e) {
     if (e instanceof assert.AssertionError) throw e
+    checkCode(what, (e as { code?: unknown } | null)?.code, String((e as Error)?.message))
     return checkMessage(what, e, want)
   }
 }
@@ -74,6 +81,7 @@ async function refusedInBand(what: string, p: Promise<unknown>, ...want: Want[])
   const r = (await p) as { isError?: boolean; error?: unknown }
   assert.equal(r.isError, true, `${what}: expected { isError: true }, got ${inspect(r, { depth: 1 }).slice(0, 300)}`)
   assert.equal(typeof r.error, 'string')
+  checkCode(what, (r as { code?: unknown }).code, String(r.error))
   return checkMessage(what, new Error(r.error as string), want)
 }
 

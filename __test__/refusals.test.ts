@@ -37,6 +37,8 @@ async function refused(p: Promise<unknown>, ...phrases: string[]): Promise<strin
   let message = ''
   await assert.rejects(p, (e: unknown) => {
     assert.ok(e instanceof Error, `an Error, got ${String(e)}`)
+    const code = (e as Error & { code?: unknown }).code
+    assert.ok(typeof code === 'string' && /^NLC_[A-Z_]+$/.test(code) && code !== 'NLC_INTERNAL', `a known NLC_* code, got ${String(code)} on: ${e.message}`)
     message = e.message
     for (const ph of phrases) assert.ok(e.message.includes(ph), `expected ${JSON.stringify(ph)} in: ${e.message}`)
     return true

@@ -14,7 +14,7 @@ const STATUS_SHAPE = '{ taskId: string, waitMs?: number }'
 const OUTPUT_SHAPE = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number }'
 const KILL_SHAPE = '{ taskId: string }'
 
-type Refusal = { isError: true; error: string }
+type Refusal = { isError: true; error: string; code: nc.BackgroundCommandErrorCode }
 type RunResult = nc.BackgroundCommandHandle & nc.BackgroundCommandCounts
 type StatusResult = nc.BackgroundCommandStatus & nc.BackgroundCommandCounts
 
@@ -30,8 +30,10 @@ function isRefusal(v: unknown): v is Refusal {
 }
 
 function refusal(v: unknown): string {
-  assert.ok(isRefusal(v), `expected { isError: true, error }, got ${JSON.stringify(v)}`)
-  assert.deepEqual(Object.keys(v).sort(), ['error', 'isError'])
+  assert.ok(isRefusal(v), `expected { isError: true, error, code }, got ${JSON.stringify(v)}`)
+  assert.deepEqual(Object.keys(v).sort(), ['code', 'error', 'isError'])
+  assert.match(v.code, /^NLC_[A-Z_]+$/, `a refusal's code: ${JSON.stringify(v)}`)
+  assert.notEqual(v.code, 'NLC_INTERNAL', `a refusal of a known kind: ${JSON.stringify(v)}`)
   return v.error
 }
 

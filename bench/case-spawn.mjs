@@ -4,6 +4,10 @@
 // starts) — and how long each start call blocks the JS thread. Each heap size
 // runs in its own process; this process measures every runner in turn.
 
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+
 import { flags, makeRunner, median, now, percentile, report, runDirect, SH, TRUE } from './common.mjs'
 
 const f = flags()
@@ -75,6 +79,23 @@ for (const mode of ['burst', 'seq']) {
     }
   }
 }
+
+// The floor under a start's JS-thread time: what any runner must do there
+// before a process exists — create the log directory and its two files —
+// done with plain synchronous fs calls in this same process and heap.
+const floorRoot = mkdtempSync(path.join(tmpdir(), 'nlc-bench-floor-'))
+const floor = []
+for (let round = 0; round < ROUNDS; round++) {
+  for (let i = 0; i < N; i++) {
+    const b = now()
+    const dir = path.join(floorRoot, `${round}-${i}`)
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    for (const name of ['stdout.log', 'stderr.log']) closeSync(openSync(path.join(dir, name), 'wx', 0o600))
+    floor.push(now() - b)
+  }
+}
+rmSync(floorRoot, { recursive: true, force: true })
+results.floor = { blockMeanMs: floor.reduce((a, b) => a + b, 0) / floor.length, blockP99Ms: percentile(floor, 99) }
 
 if (keep.length < 0) console.log(keep) // keep the heap alive to the end
 report({ case: 'spawn', heapMiB: HEAP_MIB, heapUsed, rss, fillMs, commands: N, results })

@@ -1,9 +1,32 @@
 'use strict'
 // The model-facing tool objects: { name, description, inputSchema, execute }.
-// execute never rejects: every refusal comes back as { isError: true, error }
-// with the engine's message, which names the recovery step.
+// execute never rejects: every refusal comes back as { isError: true, error,
+// code } with the engine's message, which names the recovery step, and the
+// same NLC_* code the host API's Error carries for that kind of refusal.
 
 const DEFAULT_TIMEOUT_MS = 120000
+
+/** An Error carrying an `NLC_*` code (SPEC §7), for refusals made here. */
+function coded(message, code = 'NLC_INVALID_ARGUMENT') {
+  const e = new Error(message)
+  e.code = code
+  return e
+}
+
+/**
+ * The `NLC_*` code of whatever a tool call threw; never throws. Every API
+ * call carries its code, so an uncoded throw is the model's params failing
+ * to be read (a Proxy trap, a getter): an invalid argument.
+ */
+function codeOf(e) {
+  try {
+    const c = e !== null && typeof e === 'object' ? e.code : undefined
+    if (typeof c === 'string' && c.startsWith('NLC_')) return c
+  } catch {
+    // a Proxy or a getter that throws
+  }
+  return 'NLC_INVALID_ARGUMENT'
+}
 
 function isObject(v) {
   try {
@@ -34,7 +57,7 @@ function optionalNumber(params, key, what, ok = () => true) {
   const v = params[key]
   if (v === undefined || v === null) return undefined
   if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
-    throw new Error(`${key} must be ${what} (got ${shown(v)})`)
+    throw coded(`${key} must be ${what} (got ${shown(v)})`)
   }
   return v
 }
@@ -76,12 +99,12 @@ function tool(name, description, inputSchema, shape, run) {
     async execute(params, executionContext) {
       try {
         if (!isObject(params)) {
-          throw new Error(`${name} expects an object of the shape ${shape}`)
+          throw coded(`${name} expects an object of the shape ${shape}`)
         }
         return await run(params, contextOf(executionContext))
       } catch (e) {
         const msg = messageOf(e)
-        return { isError: true, error: msg.startsWith(name) ? msg : `${name} ${shape}: ${msg}` }
+        return { isError: true, error: msg.startsWith(name) ? msg : `${name} ${shape}: ${msg}`, code: codeOf(e) }
       }
     },
   }
@@ -123,8 +146,9 @@ function createBackgroundCommandTools(host, api, hostSession) {
     async (params, ctx) => {
       const policy = api.getBackgroundCommandPolicy(host)
       if (!policy) {
-        throw new Error(
+        throw coded(
           'No background command policy is set for this host, so no command can run: the host must call setBackgroundCommandPolicy (NeuroLink: registerBackgroundCommandTools) first',
+          'NLC_NO_POLICY',
         )
       }
       const budget = policy.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS
@@ -315,7 +339,7 @@ function jsonParams(name, properties, params) {
     const v = params[key]
     if (v === undefined || v === null) continue
     const ok = typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
-    if (!ok) throw new Error(`${name}: ${key} must be ${expected(schema)}, not ${describeParam(v)}`)
+    if (!ok) throw coded(`${name}: ${key} must be ${expected(schema)}, not ${describeParam(v)}`)
     out[key] = v
   }
   return out

@@ -12,17 +12,82 @@ use binding::convert::{self, absent, describe, kind};
 use binding::inputs;
 use binding::outputs::*;
 use engine::commands::{self, StartContext};
-use engine::errors::EngineError;
-use engine::record::{BankMode, KillReason};
+use engine::errors::{EngineError, EngineResult};
+use engine::record::{BankMode, KillReason, Record};
 use engine::{bank, gitrun, registry, runtime};
-use napi::bindgen_prelude::{FnArgs, Function, Unknown};
+use napi::bindgen_prelude::{
+    FnArgs, Function, JsObjectValue, JsValue, PromiseRaw, ToNapiValue, Unknown,
+};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-/// Every engine error becomes a JS `Error` with the engine's message.
-fn js_err(e: EngineError) -> napi::Error {
-    napi::Error::from_reason(e.to_string())
+/// The `code` a JS error carries: napi sets an error's `code` property from
+/// its status, so the status of our errors is the engine's `NLC_*` code.
+pub struct Code(&'static str);
+
+impl AsRef<str> for Code {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+/// What a synchronous export returns: a value, or an error whose `code` is
+/// the refusal's `NLC_*` code.
+type Res<T> = napi::Result<T, Code>;
+
+/// The one mapping from engine errors to JS errors: the engine's message,
+/// and its kind's code as the error's `code`.
+fn js_err(e: EngineError) -> napi::Error<Code> {
+    napi::Error::new(Code(e.code()), e.to_string())
+}
+
+/// A napi failure of our own (not a refusal): `NLC_INTERNAL`.
+fn internal(e: napi::Error) -> napi::Error<Code> {
+    js_err(EngineError::Other(e.reason))
+}
+
+/// Run `fut` (the engine's async part of a verb) and settle a promise with
+/// its value, or reject it with the coded JS error of its refusal. The
+/// rejection is built on the JS thread as a real `Error` object with `code`
+/// set; napi hands that object to the promise as it is.
+fn promise<'e, T, F>(env: &'e Env, fut: F) -> Res<PromiseRaw<'e, T>>
+where
+    T: 'static + Send + ToNapiValue,
+    F: 'static + Send + std::future::Future<Output = EngineResult<T>>,
+{
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r| match r {
+        Ok(v) => Ok(v),
+        Err(e) => Err(rejection(env, js_err(e))),
+    })
+    .map_err(internal)
+}
+
+/// A coded error as a JS `Error` object to reject with.
+fn rejection(env: &Env, e: napi::Error<Code>) -> napi::Error {
+    let code = e.status.0;
+    match env.create_error(napi::Error::from_reason(e.reason.clone())) {
+        Ok(mut obj) => match obj.set_named_property("code", code) {
+            Ok(()) => napi::Error::from(obj.to_unknown()),
+            Err(_) => napi::Error::from_reason(e.reason),
+        },
+        Err(_) => napi::Error::from_reason(e.reason),
+    }
+}
+
+/// A `taskId` argument as a string, then the host's command it names.
+fn task(host_id: u32, task_id: &Unknown) -> napi::Result<Arc<Record>, Code> {
+    let id = convert::as_string(task_id, "taskId").map_err(js_err)?;
+    registry::lookup(host_id, &id).map_err(js_err)
+}
+
+/// The engine's blocking part of a verb, off the JS thread.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> EngineResult<T> + Send + 'static,
+) -> EngineResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(EngineError::Other(e.to_string())))
 }
 
 type Listener =
@@ -83,39 +148,55 @@ pub fn register_host(listener_id: u32) -> u32 {
     registry::register_host_for(listener_id)
 }
 
-/// Validate and store a host's command policy.
+/// Validate the caller's policy (its messages name each field), then store
+/// the adapter's copy of it, validated in turn: the engine enforces exactly
+/// what `getBackgroundCommandPolicy` returns, even if a getter answers
+/// differently on a second read. `copy_error` is why copying threw.
 #[napi]
-pub fn set_policy(host_id: u32, policy: Unknown) -> napi::Result<()> {
-    let p = inputs::policy(&policy).map_err(js_err)?;
+pub fn set_policy(
+    host_id: u32,
+    policy: Unknown,
+    copy: Unknown,
+    copy_error: Option<String>,
+) -> napi::Result<(), Code> {
+    inputs::policy(&policy).map_err(js_err)?;
+    if let Some(reason) = copy_error {
+        return Err(js_err(EngineError::BadInput(format!(
+            "policy must be a plain object whose properties can be copied; copying it threw ({reason})"
+        ))));
+    }
+    let p = inputs::policy(&copy).map_err(js_err)?;
     registry::with_host(host_id, |h| h.policy = Some(p));
     Ok(())
 }
 
-/// Validate a policy without storing it (for `startCommandWithPolicy`).
-#[napi]
-pub fn check_policy(policy: Unknown) -> napi::Result<()> {
-    inputs::policy(&policy).map(|_| ()).map_err(js_err)
-}
-
 /// Start a command: every check of the contract in order, then the handle.
-/// `policy` overrides the host's for this call; `allowlist` is the policy's
-/// hook (called once with argv and the real cwd).
+/// With `explicit`, `policy` overrides the host's for this call; `allowlist`
+/// is the policy's hook (called once with argv and the real cwd);
+/// `abort_error` is why the adapter refused `options.abortSignal`, reported
+/// right after the policy's own checks.
 #[napi]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn start_command(
     host_id: u32,
     argv: Unknown,
     options: Unknown,
-    policy: Option<Unknown>,
+    explicit: bool,
+    policy: Unknown,
     allowlist: Option<Function<FnArgs<(Vec<String>, String)>, Unknown>>,
+    abort_error: Option<String>,
     tmpdir: String,
     context_session: Option<String>,
     host_banks: bool,
-) -> napi::Result<NativeHandle> {
-    let policy = match policy {
-        Some(p) if !absent(&p) => Some(inputs::policy(&p).map_err(js_err)?),
-        _ => None,
+) -> napi::Result<NativeHandle, Code> {
+    let policy = if explicit {
+        Some(inputs::policy(&policy).map_err(js_err)?)
+    } else {
+        None
     };
+    if let Some(m) = abort_error {
+        return Err(js_err(EngineError::BadInput(m)));
+    }
     if policy.is_none() && registry::with_host(host_id, |h| h.policy.is_none()) {
         return Err(js_err(EngineError::NoPolicy));
     }
@@ -172,23 +253,38 @@ impl BoolValue for Unknown<'_> {
 
 /// The live status (synchronous); a settled command is marked looked at.
 #[napi]
-pub fn command_status(host_id: u32, task_id: String) -> napi::Result<NativeStatus> {
-    commands::status(host_id, &task_id)
-        .map(Into::into)
-        .map_err(js_err)
+pub fn command_status(host_id: u32, task_id: Unknown) -> napi::Result<NativeStatus, Code> {
+    Ok(commands::status_of(&*task(host_id, &task_id)?).into())
 }
 
-/// Resolve when settled, or with the current status after `timeoutMs`.
-#[napi]
-pub async fn await_command(
+/// Resolve when settled, or with the current status after `opts.timeoutMs`.
+#[napi(ts_return_type = "Promise<NativeStatus>")]
+pub fn await_command<'e>(
+    env: &'e Env,
     host_id: u32,
-    task_id: String,
-    timeout_ms: Option<f64>,
-) -> napi::Result<NativeStatus> {
-    commands::await_settled(host_id, &task_id, timeout_ms)
-        .await
-        .map(Into::into)
-        .map_err(js_err)
+    task_id: Unknown,
+    opts: Option<Unknown>,
+) -> napi::Result<PromiseRaw<'e, NativeStatus>, Code> {
+    let rec = task(host_id, &task_id)?;
+    let timeout_ms = wait_bound(opts).map_err(js_err)?;
+    promise(env, async move {
+        Ok(commands::await_record(rec, timeout_ms).await.into())
+    })
+}
+
+/// `{ timeoutMs? }` of an await: the wait bound in ms.
+fn wait_bound(opts: Option<Unknown>) -> EngineResult<Option<f64>> {
+    let Some(o) = opts.filter(|o| !absent(o)) else {
+        return Ok(None);
+    };
+    let obj = convert::as_object(&o, "opts")?;
+    match convert::opt_number(&obj, "timeoutMs", "opts")? {
+        Some(t) if t.is_nan() || t < 0.0 => Err(EngineError::BadInput(format!(
+            "opts.timeoutMs must be a number of milliseconds ≥ 0 to wait at most (got {})",
+            engine::policy::js_number(t)
+        ))),
+        other => Ok(other),
+    }
 }
 
 fn kill_reason(reason: &str) -> KillReason {
@@ -200,34 +296,29 @@ fn kill_reason(reason: &str) -> KillReason {
 }
 
 /// Kill a command (default SIGTERM, SIGKILL after the grace) and resolve with its status.
-#[napi]
-pub async fn kill_command(
+#[napi(ts_return_type = "Promise<NativeStatus>")]
+pub fn kill_command<'e>(
+    env: &'e Env,
     host_id: u32,
-    task_id: String,
-    signal: Option<String>,
-) -> napi::Result<NativeStatus> {
-    let sig = commands::parse_signal(signal.as_deref()).map_err(js_err)?;
-    commands::kill(host_id, &task_id, sig, KillReason::Caller)
-        .await
-        .map(Into::into)
-        .map_err(js_err)
-}
-
-/// Validate a signal name (the adapter checks before it waits).
-#[napi]
-pub fn check_signal(signal: Unknown) -> napi::Result<()> {
-    if absent(&signal) {
-        return Ok(());
-    }
-    let name = convert::as_string(&signal, "signal").map_err(js_err)?;
-    commands::parse_signal(Some(&name))
-        .map(|_| ())
-        .map_err(js_err)
+    task_id: Unknown,
+    signal: Option<Unknown>,
+) -> napi::Result<PromiseRaw<'e, NativeStatus>, Code> {
+    let rec = task(host_id, &task_id)?;
+    let name = match signal.filter(|s| !absent(s)) {
+        Some(s) => Some(convert::as_string(&s, "signal").map_err(js_err)?),
+        None => None,
+    };
+    let sig = commands::parse_signal(name.as_deref()).map_err(js_err)?;
+    promise(env, async move {
+        Ok(commands::kill_record(rec, sig, KillReason::Caller)
+            .await
+            .into())
+    })
 }
 
 /// Send SIGTERM without waiting (`abort`), or for a disposed host (`dispose`).
 #[napi]
-pub fn signal_command(host_id: u32, task_id: String, reason: String) -> napi::Result<bool> {
+pub fn signal_command(host_id: u32, task_id: String, reason: String) -> napi::Result<bool, Code> {
     commands::signal_kill(host_id, &task_id, libc_sigterm(), kill_reason(&reason)).map_err(js_err)
 }
 
@@ -244,48 +335,23 @@ pub fn terminate_all() {
     commands::shut_down(libc_sigterm());
 }
 
-/// One page of a stream.
-#[napi]
-pub async fn read_command_output(
+/// One page of a stream (`page` is `{ stream, offset?, limit? }`).
+#[napi(ts_return_type = "Promise<NativePage>")]
+pub fn read_command_output<'e>(
+    env: &'e Env,
     host_id: u32,
-    task_id: String,
-    stream: String,
-    offset: f64,
-    limit: f64,
-) -> napi::Result<NativePage> {
-    let s = inputs::stream_name(Some(&stream), true).map_err(js_err)?;
-    let w = engine::paging::Window {
-        offset: offset as u64,
-        limit: limit as u64,
-    };
-    let page = napi::bindgen_prelude::spawn_blocking(move || {
-        commands::read_output(host_id, &task_id, s, w)
-            .map(|p| NativePage::new(&task_id, s.name(), p))
-    })
-    .await
-    .map_err(|e| napi::Error::from_reason(e.to_string()))?;
-    page.map_err(js_err)
-}
-
-/// Check a page request and return `[stream, offset, limit]` normalised.
-#[napi]
-pub fn check_page(page: Unknown) -> napi::Result<(String, f64, f64)> {
+    task_id: Unknown,
+    page: Unknown,
+) -> napi::Result<PromiseRaw<'e, NativePage>, Code> {
+    let rec = task(host_id, &task_id)?;
     let (s, w) = inputs::page_request(&page).map_err(js_err)?;
-    Ok((s.name().to_string(), w.offset as f64, w.limit as f64))
-}
-
-/// Check a `{ offset?, limit? }` request; returns `[offset, limit]` normalised.
-#[napi]
-pub fn check_window(window: Unknown) -> napi::Result<(f64, f64)> {
-    let w = inputs::window_request(&window, "options").map_err(js_err)?;
-    Ok((w.offset as f64, w.limit as f64))
-}
-
-/// Throw the unknown-task error if the host has no such command.
-#[napi]
-pub fn check_task(host_id: u32, task_id: Unknown) -> napi::Result<String> {
-    let id = convert::as_string(&task_id, "taskId").map_err(js_err)?;
-    registry::lookup(host_id, &id).map(|_| id).map_err(js_err)
+    promise(
+        env,
+        blocking(move || {
+            commands::read_record_output(&rec, s, w)
+                .map(|p| NativePage::new(&rec.task_id(), s.name(), p))
+        }),
+    )
 }
 
 /// Counters of a host's session (its default session when none is named).
@@ -308,7 +374,10 @@ pub fn default_session(host_id: u32) -> String {
 
 /// The host's commands, oldest first.
 #[napi]
-pub fn list_commands(host_id: u32, filter: Option<Unknown>) -> napi::Result<Vec<NativeListEntry>> {
+pub fn list_commands(
+    host_id: u32,
+    filter: Option<Unknown>,
+) -> napi::Result<Vec<NativeListEntry>, Code> {
     let (session, running) = match filter {
         Some(f) if !absent(&f) => {
             let obj = convert::as_object(&f, "filter").map_err(js_err)?;
@@ -329,13 +398,27 @@ pub fn list_commands(host_id: u32, filter: Option<Unknown>) -> napi::Result<Vec<
 #[napi]
 pub fn read_new_output(
     host_id: u32,
-    task_id: String,
-    stream: Option<String>,
-) -> napi::Result<NativeNewOutput> {
-    let s = inputs::stream_name(stream.as_deref(), false).map_err(js_err)?;
-    let n = commands::read_new(host_id, &task_id, s).map_err(js_err)?;
+    task_id: Unknown,
+    stream: Option<Unknown>,
+) -> napi::Result<NativeNewOutput, Code> {
+    let rec = task(host_id, &task_id)?;
+    // Only `undefined` means "stdout"; `null` is a wrong type.
+    let name = match stream.filter(|s| kind(s) != ValueType::Undefined) {
+        Some(v) if kind(&v) == ValueType::String => {
+            Some(convert::as_string(&v, "stream").map_err(js_err)?)
+        }
+        Some(v) => {
+            return Err(js_err(EngineError::BadInput(format!(
+                "stream must be \"stdout\" or \"stderr\" (got {})",
+                describe(&v)
+            ))))
+        }
+        None => None,
+    };
+    let s = inputs::stream_name(name.as_deref(), false).map_err(js_err)?;
+    let n = commands::read_record_new(&rec, s).map_err(js_err)?;
     Ok(NativeNewOutput {
-        task_id,
+        task_id: rec.task_id(),
         stream: s.name().to_string(),
         offset: n.page.offset as f64,
         total_size: n.page.total_size as f64,
@@ -347,13 +430,14 @@ pub fn read_new_output(
 }
 
 /// A stream's whole log decoded as UTF-8 (what the host's bank is given).
-#[napi]
-pub async fn log_text(task_id: String, stream: String) -> napi::Result<String> {
+#[napi(ts_return_type = "Promise<string>")]
+pub fn log_text(
+    env: &Env,
+    task_id: String,
+    stream: String,
+) -> napi::Result<PromiseRaw<'_, String>, Code> {
     let s = inputs::stream_name(Some(&stream), true).map_err(js_err)?;
-    napi::bindgen_prelude::spawn_blocking(move || bank::log_text(&task_id, s))
-        .await
-        .map_err(|e| napi::Error::from_reason(e.to_string()))?
-        .map_err(js_err)
+    promise(env, blocking(move || bank::log_text(&task_id, s)))
 }
 
 /// The host bank's answer for both streams: each a value the bank resolved
@@ -375,123 +459,132 @@ pub fn complete_banking(
 
 /// What a host bank call needs: `[label, sessionId, hostId]`.
 #[napi]
-pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32)> {
-    let rec = registry::by_id(&task_id)
-        .ok_or_else(|| napi::Error::from_reason(format!("No background command \"{task_id}\"")))?;
+pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32), Code> {
+    let rec = registry::by_id(&task_id).ok_or_else(|| {
+        js_err(EngineError::Other(format!(
+            "No background command \"{task_id}\""
+        )))
+    })?;
     Ok((rec.label(), rec.session.to_string(), rec.host))
 }
 
-/// The whole text of a built-in artifact.
-#[napi]
-pub async fn read_artifact(artifact_id: String) -> napi::Result<String> {
-    napi::bindgen_prelude::spawn_blocking(move || bank::read_artifact(&artifact_id))
-        .await
-        .map_err(|e| napi::Error::from_reason(e.to_string()))?
-        .map_err(js_err)
+/// An `artifactId` argument as a string.
+fn artifact_id(v: &Unknown) -> napi::Result<String, Code> {
+    if kind(v) == ValueType::String {
+        convert::as_string(v, "artifactId").map_err(js_err)
+    } else {
+        Err(js_err(EngineError::BadInput(format!(
+            "artifactId must be a string (got {})",
+            describe(v)
+        ))))
+    }
 }
 
-/// One page of a built-in artifact.
-#[napi]
-pub async fn retrieve_artifact(
-    artifact_id: String,
-    offset: f64,
-    limit: f64,
-) -> napi::Result<NativeArtifactPage> {
-    let w = engine::paging::Window {
-        offset: offset as u64,
-        limit: limit as u64,
-    };
-    napi::bindgen_prelude::spawn_blocking(move || {
-        bank::retrieve_artifact(&artifact_id, w).map(|p| NativeArtifactPage {
-            artifact_id,
-            offset: p.offset as f64,
-            limit: p.limit as f64,
-            total_size: p.total_size as f64,
-            has_more: p.has_more,
-            content: p.content.into(),
-        })
-    })
-    .await
-    .map_err(|e| napi::Error::from_reason(e.to_string()))?
-    .map_err(js_err)
+/// The whole text of a built-in artifact.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn read_artifact<'e>(
+    env: &'e Env,
+    artifact_id: Unknown,
+) -> napi::Result<PromiseRaw<'e, String>, Code> {
+    let id = self::artifact_id(&artifact_id)?;
+    promise(env, blocking(move || bank::read_artifact(&id)))
+}
+
+/// One page of a built-in artifact (`window` is `{ offset?, limit? }`).
+#[napi(ts_return_type = "Promise<NativeArtifactPage>")]
+pub fn retrieve_artifact<'e>(
+    env: &'e Env,
+    artifact_id: Unknown,
+    window: Unknown,
+) -> napi::Result<PromiseRaw<'e, NativeArtifactPage>, Code> {
+    let id = self::artifact_id(&artifact_id)?;
+    let w = inputs::window_request(&window, "options").map_err(js_err)?;
+    promise(
+        env,
+        blocking(move || {
+            bank::retrieve_artifact(&id, w).map(|p| NativeArtifactPage {
+                artifact_id: id,
+                offset: p.offset as f64,
+                limit: p.limit as f64,
+                total_size: p.total_size as f64,
+                has_more: p.has_more,
+                content: p.content.into(),
+            })
+        }),
+    )
 }
 
 /// Validate and store a host's git settings.
 #[napi]
-pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSettings> {
+pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSettings, Code> {
     let input = inputs::git_options(&options).map_err(js_err)?;
     gitrun::configure(host_id, input)
         .map(Into::into)
         .map_err(js_err)
 }
 
-/// Throw unless the host configured the git tools.
-#[napi]
-pub fn check_git(host_id: u32) -> napi::Result<()> {
-    gitrun::settings(host_id).map(|_| ()).map_err(js_err)
-}
-
-/// Check raw `runGitCommand` args: an array of strings without NUL.
-#[napi]
-pub fn check_git_args(args: Unknown) -> napi::Result<Vec<String>> {
-    let a = convert::string_array(&args, "args", "[\"log\", \"--oneline\"]").map_err(js_err)?;
-    if let Some(i) = a.iter().position(|s| s.contains('\0')) {
-        return Err(napi::Error::from_reason(format!(
-            "args[{i}] contains a NUL character: remove it"
-        )));
-    }
-    Ok(a)
-}
-
 /// Run git with the hardened prefix, the replaced environment and the
-/// host's git settings; resolves once it settled.
-#[napi]
-pub async fn run_git(
+/// host's git settings; resolves once it settled. In order: the host must
+/// have configured git, `args` must be strings without NUL, `session_id`
+/// a string when given (else `context_session`, the host's context).
+#[napi(ts_return_type = "Promise<NativeGitResult>")]
+#[allow(clippy::too_many_arguments)]
+pub fn run_git<'e>(
+    env: &'e Env,
     host_id: u32,
-    args: Vec<String>,
-    session_id: Option<String>,
+    args: Unknown,
+    session_id: Option<Unknown>,
+    context_session: Option<String>,
     tmpdir: String,
     host_banks: bool,
-) -> napi::Result<NativeGitResult> {
+) -> napi::Result<PromiseRaw<'e, NativeGitResult>, Code> {
+    gitrun::settings(host_id).map_err(js_err)?;
+    let args = convert::string_array(&args, "args", "[\"log\", \"--oneline\"]").map_err(js_err)?;
+    if let Some(i) = args.iter().position(|s| s.contains('\0')) {
+        return Err(js_err(EngineError::BadInput(format!(
+            "args[{i}] contains a NUL character: remove it"
+        ))));
+    }
+    let session = match session_id.filter(|s| kind(s) != ValueType::Undefined) {
+        Some(v) if kind(&v) == ValueType::String => {
+            Some(convert::as_string(&v, "sessionId").map_err(js_err)?)
+        }
+        Some(v) => {
+            return Err(js_err(EngineError::BadInput(format!(
+                "sessionId must be a string (got {})",
+                describe(&v)
+            ))))
+        }
+        None => context_session,
+    };
     let bank = if host_banks {
         BankMode::Host
     } else {
         BankMode::BuiltIn
     };
-    gitrun::run(host_id, args, session_id, PathBuf::from(tmpdir), bank)
-        .await
-        .map(Into::into)
-        .map_err(js_err)
-}
-
-/// Check `{ timeoutMs? }` of an await; returns the wait bound in ms.
-#[napi]
-pub fn check_wait(opts: Option<Unknown>) -> napi::Result<Option<f64>> {
-    let Some(o) = opts.filter(|o| !absent(o)) else {
-        return Ok(None);
-    };
-    let obj = convert::as_object(&o, "opts").map_err(js_err)?;
-    match convert::opt_number(&obj, "timeoutMs", "opts").map_err(js_err)? {
-        Some(t) if t.is_nan() || t < 0.0 => Err(napi::Error::from_reason(format!(
-            "opts.timeoutMs must be a number of milliseconds ≥ 0 to wait at most (got {})",
-            engine::policy::js_number(t)
-        ))),
-        other => Ok(other),
-    }
+    promise(env, async move {
+        gitrun::run(host_id, args, session, PathBuf::from(tmpdir), bank)
+            .await
+            .map(Into::into)
+    })
 }
 
 /// Build a git tool's args from a model's params (values, never flags).
 #[napi]
-pub fn git_tool_args(host_id: u32, tool: String, params: Unknown) -> napi::Result<Vec<String>> {
+pub fn git_tool_args(
+    host_id: u32,
+    tool: String,
+    params: Unknown,
+) -> napi::Result<Vec<String>, Code> {
     let settings = gitrun::settings(host_id).map_err(js_err)?;
     let tool_kind = engine::git::GitTool::from_name(&tool)
-        .ok_or_else(|| napi::Error::from_reason(format!("Unknown git tool {tool:?}")))?;
+        .ok_or_else(|| js_err(EngineError::BadInput(format!("Unknown git tool {tool:?}"))))?;
     let value = if absent(&params) {
         serde_json::Value::Object(Default::default())
     } else {
         convert::as_object(&params, "params").map_err(js_err)?;
-        convert::cast::<serde_json::Value>(&params, "params").map_err(js_err)?
+        convert::json(&params, "params").map_err(js_err)?
     };
     engine::git::tool_args(tool_kind, &value, &settings.repo_root)
-        .map_err(|e| napi::Error::from_reason(e.to_string()))
+        .map_err(|e| js_err(EngineError::BadInput(e.to_string())))
 }

@@ -3,7 +3,7 @@
 //! odd input (Proxies, getters that throw, holes, symbols).
 
 use engine::errors::EngineError;
-use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, JsValue, Object, Unknown};
+use napi::bindgen_prelude::{JsObjectValue, JsValue, Object, Unknown};
 use napi::{sys, ValueType};
 
 type R<T> = Result<T, EngineError>;
@@ -45,8 +45,7 @@ fn take_exception<'a>(env: sys::napi_env) -> Option<Unknown<'a>> {
 /// second throw escape), else the value described.
 pub fn describe_thrown(v: &Unknown) -> String {
     if kind(v) == ValueType::Object {
-        // SAFETY: the value is an object.
-        if let Ok(obj) = unsafe { v.cast::<Object>() } {
+        if let Ok(obj) = object(v) {
             match obj.get_named_property::<Unknown>("message") {
                 Ok(m) if kind(&m) == ValueType::String => {
                     let text = string(&m).unwrap_or_default();
@@ -115,14 +114,19 @@ pub fn describe(v: &Unknown) -> String {
     }
 }
 
+// The typed readers below coerce, which for a value already of that type
+// (callers check the type first) returns it as it is and runs no JS code.
+
 fn number(v: &Unknown) -> napi::Result<f64> {
-    // SAFETY: only called on values whose type is Number.
-    unsafe { v.cast::<f64>() }
+    v.coerce_to_number()?.get_double()
 }
 
 fn string(v: &Unknown) -> napi::Result<String> {
-    // SAFETY: only called on values whose type is String.
-    unsafe { v.cast::<String>() }
+    v.coerce_to_string()?.into_utf8()?.into_owned()
+}
+
+fn object<'a>(v: &Unknown<'a>) -> napi::Result<Object<'a>> {
+    v.coerce_to_object()
 }
 
 /// A string, or an error naming `what`.
@@ -164,8 +168,7 @@ pub fn as_bool(v: &Unknown, what: &str) -> R<bool> {
 /// A plain object (not an array, not a function), or an error.
 pub fn as_object<'a>(v: &Unknown<'a>, what: &str) -> R<Object<'a>> {
     if kind(v) == ValueType::Object && !is_array(v) {
-        // SAFETY: the value is an object.
-        unsafe { v.cast::<Object>() }.map_err(|e| bad(format!("{what}: {e}")))
+        object(v).map_err(|e| bad(format!("{what}: {e}")))
     } else {
         Err(bad(format!(
             "{what} must be an object (got {})",
@@ -222,8 +225,7 @@ pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
             describe(v)
         )));
     }
-    // SAFETY: the value is an array, hence an object.
-    let arr = unsafe { v.cast::<Object>() }.map_err(|e| bad(format!("{what}: {e}")))?;
+    let arr = object(v).map_err(|e| bad(format!("{what}: {e}")))?;
     let env = v.value().env;
     let len = arr.get_array_length().map_err(|e| {
         bad(format!(
@@ -280,8 +282,10 @@ pub fn string_map(v: &Unknown, what: &str) -> R<Vec<(String, String)>> {
     Ok(out)
 }
 
-/// Convert a value the bindgen way when the type is already checked.
-pub fn cast<T: FromNapiValue>(v: &Unknown, what: &str) -> R<T> {
-    // SAFETY: callers check the type first.
-    unsafe { v.cast::<T>() }.map_err(|e| bad(format!("{what}: {}", thrown(v.value().env, &e))))
+/// Deserialize a value already checked to be an object (serde, through napi's
+/// safe `from_js_value`).
+pub fn json(v: &Unknown, what: &str) -> R<serde_json::Value> {
+    napi::Env::from_raw(v.value().env)
+        .from_js_value::<serde_json::Value, _>(*v)
+        .map_err(|e| bad(format!("{what}: {}", thrown(v.value().env, &e))))
 }

@@ -32,8 +32,35 @@ pub enum EngineError {
     GitNotConfigured,
     /// The log directory could not be prepared.
     LogDir(String),
+    /// A log or artifact could not be read, or the host has no file
+    /// descriptor left; the message names the file and the fix.
+    Io(String),
+    /// The host process is exiting: nothing starts any more.
+    HostExiting,
     /// Anything else, already phrased.
     Other(String),
+}
+
+impl EngineError {
+    /// The stable `NLC_*` code of this kind of refusal (SPEC §7): host code
+    /// branches on it, never on the message, which stays free to improve.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EngineError::NoPolicy => "NLC_NO_POLICY",
+            EngineError::BadInput(_) | EngineError::UnknownSignal(_) => "NLC_INVALID_ARGUMENT",
+            EngineError::ShellString(_) => "NLC_SHELL_SYNTAX",
+            EngineError::NotAllowed { .. } => "NLC_NOT_ALLOWED",
+            EngineError::Sandbox(_) => "NLC_OUTSIDE_ROOT",
+            EngineError::Vetoed(_) => "NLC_VETOED",
+            EngineError::UnknownTask { .. } => "NLC_UNKNOWN_TASK",
+            EngineError::UnknownArtifact(_) => "NLC_UNKNOWN_ARTIFACT",
+            EngineError::GitNotConfigured => "NLC_GIT_NOT_CONFIGURED",
+            EngineError::LogDir(_) => "NLC_LOG_DIR",
+            EngineError::Io(_) => "NLC_IO",
+            EngineError::HostExiting => "NLC_HOST_EXITING",
+            EngineError::Other(_) => "NLC_INTERNAL",
+        }
+    }
 }
 
 impl fmt::Display for EngineError {
@@ -46,7 +73,11 @@ impl fmt::Display for EngineError {
             | EngineError::Sandbox(m)
             | EngineError::Vetoed(m)
             | EngineError::LogDir(m)
+            | EngineError::Io(m)
             | EngineError::Other(m) => f.write_str(m),
+            EngineError::HostExiting => f.write_str(
+                "The host process is exiting: no background command starts any more",
+            ),
             EngineError::ShellString(exe) => write!(
                 f,
                 "argv[0] {:?} looks like a shell command line, but commands run with NO shell: pass the executable alone as argv[0] and each argument as its own argv entry, e.g. [\"/usr/bin/pnpm\", \"run\", \"lint\"]",
@@ -195,6 +226,39 @@ mod tests {
         }
         .to_string();
         assert!(m.ends_with("Its task ids: c1"), "{m}");
+    }
+
+    #[test]
+    fn each_kind_has_its_own_code() {
+        let kinds = [
+            EngineError::NoPolicy,
+            EngineError::BadInput(String::new()),
+            EngineError::ShellString(String::new()),
+            EngineError::NotAllowed {
+                executable: String::new(),
+                allowed: vec![],
+            },
+            EngineError::Sandbox(String::new()),
+            EngineError::Vetoed(String::new()),
+            EngineError::UnknownTask {
+                task_id: String::new(),
+                known: vec![],
+            },
+            EngineError::UnknownArtifact(String::new()),
+            EngineError::GitNotConfigured,
+            EngineError::LogDir(String::new()),
+            EngineError::Io(String::new()),
+            EngineError::HostExiting,
+            EngineError::Other(String::new()),
+        ];
+        let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();
+        assert_eq!(codes.len(), kinds.len());
+        assert!(codes.iter().all(|c| c.starts_with("NLC_")));
+        // A bad signal name is an invalid argument like any other.
+        assert_eq!(
+            EngineError::UnknownSignal("X".into()).code(),
+            "NLC_INVALID_ARGUMENT"
+        );
     }
 
     #[test]

@@ -177,7 +177,7 @@ fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
     rec.open_log(s)
         .and_then(|f| text::read_all_lossy(&f, rec.log(s).bytes()))
         .map_err(|e| {
-            EngineError::Other(format!(
+            EngineError::Io(format!(
                 "{what} cannot be read from {}: {e}",
                 rec.log_path(s).display()
             ))
@@ -203,7 +203,7 @@ pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
     let (rec, s) =
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     paging::read_page(rec.log(s), &rec.log_path(s), w)
-        .map_err(|e| EngineError::Other(format!("artifact \"{id}\" cannot be read: {e}")))
+        .map_err(|e| EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}")))
 }
 
 #[cfg(test)]

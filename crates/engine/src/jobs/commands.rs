@@ -103,6 +103,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     if let Some(env) = &opts.env {
         policy::check_env(env)?;
     }
+    // 8. Nothing starts once the host process is exiting.
+    if supervisor::spawning_closed() {
+        return Err(EngineError::HostExiting);
+    }
 
     let seq = registry::new_task_seq();
     let task_id = registry::task_id(seq);
@@ -206,7 +210,12 @@ fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {
 
 /// The live status; marks a settled command looked at.
 pub fn status(host: u32, task_id: &str) -> EngineResult<Status> {
-    Ok(registry::lookup(host, task_id)?.status(true, bank::builtin_ref))
+    Ok(status_of(&*registry::lookup(host, task_id)?))
+}
+
+/// The live status of a command already looked up; marks a settled one looked at.
+pub fn status_of(rec: &Record) -> Status {
+    rec.status(true, bank::builtin_ref)
 }
 
 /// Wait for a command to settle, at most `timeout_ms` when given.
@@ -215,10 +224,14 @@ pub async fn await_settled(
     task_id: &str,
     timeout_ms: Option<f64>,
 ) -> EngineResult<Status> {
-    let rec = registry::lookup(host, task_id)?;
+    Ok(await_record(registry::lookup(host, task_id)?, timeout_ms).await)
+}
+
+/// [`await_settled`] for a command already looked up.
+pub async fn await_record(rec: Arc<Record>, timeout_ms: Option<f64>) -> Status {
     let limit = timeout_ms.map(policy::duration_ms);
     rec.wait_settled(limit).await;
-    Ok(rec.status(true, bank::builtin_ref))
+    rec.status(true, bank::builtin_ref)
 }
 
 /// Parse a signal name (default SIGTERM).
@@ -236,7 +249,11 @@ pub async fn kill(
     signal: i32,
     reason: KillReason,
 ) -> EngineResult<Status> {
-    let rec = registry::lookup(host, task_id)?;
+    Ok(kill_record(registry::lookup(host, task_id)?, signal, reason).await)
+}
+
+/// [`kill`] for a command already looked up.
+pub async fn kill_record(rec: Arc<Record>, signal: i32, reason: KillReason) -> Status {
     // A command whose process already ended may still be banking: wait for
     // it the same way.
     rec.send(Control::Kill(signal, reason));
@@ -244,7 +261,7 @@ pub async fn kill(
         rec.wait_settled(Some(policy::duration_ms(rec.kill_grace_ms * 2.0)))
             .await;
     }
-    Ok(rec.status(true, bank::builtin_ref))
+    rec.status(true, bank::builtin_ref)
 }
 
 /// Send a kill without waiting (the abort path). False when already settled.
@@ -319,7 +336,7 @@ pub fn shut_down(sig: i32) {
 
 /// Why a log could not be read, and what to do about it.
 fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) -> EngineError {
-    EngineError::Other(format!(
+    EngineError::Io(format!(
         "Cannot read the {} log of \"{task_id}\" ({}): {}. {}",
         stream.name(),
         path.display(),
@@ -334,7 +351,12 @@ fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) 
 
 /// A page of a stream; reading a settled command's output marks it looked at.
 pub fn read_output(host: u32, task_id: &str, stream: Stream, w: Window) -> EngineResult<Page> {
-    let rec = registry::lookup(host, task_id)?;
+    read_record_output(&*registry::lookup(host, task_id)?, stream, w)
+}
+
+/// [`read_output`] for a command already looked up.
+pub fn read_record_output(rec: &Record, stream: Stream, w: Window) -> EngineResult<Page> {
+    let task_id = &rec.task_id();
     let settled = rec.is_settled();
     let path = rec.log_path(stream);
     let page = paging::read_page(rec.log(stream), &path, w)
@@ -416,7 +438,12 @@ pub struct NewOutput {
 
 /// What a stream gained since the previous follow read (≤ 200000 units).
 pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOutput> {
-    let rec = registry::lookup(host, task_id)?;
+    read_record_new(&*registry::lookup(host, task_id)?, stream)
+}
+
+/// [`read_new`] for a command already looked up.
+pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> {
+    let task_id = &rec.task_id();
     // Take the state first: text seen after a settled state is then complete.
     let state = rec.live.lock().unwrap().state;
     let from = rec.live.lock().unwrap().follow[stream as usize];

@@ -41,6 +41,12 @@ pub fn close_spawning() {
     *SPAWN_GATE.write().unwrap_or_else(|e| e.into_inner()) = true;
 }
 
+/// Whether the exit hook closed the gate (a start is then refused up front;
+/// the gate itself still guards a start that raced past this check).
+pub fn spawning_closed() -> bool {
+    *SPAWN_GATE.read().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Spawn under the gate; the group is recorded and tracked before it opens.
 fn start_process(
     rec: &Record,

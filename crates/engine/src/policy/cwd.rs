@@ -61,7 +61,7 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
     };
     let fd = open_dir(&joined).map_err(|e| {
         if crate::errors::out_of_fds(&e) {
-            return EngineError::Other(format!(
+            return EngineError::Io(format!(
                 "cwd {:?} could not be opened: {}. The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.",
                 clip(cwd),
                 os_reason(&e)
