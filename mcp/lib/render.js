@@ -79,12 +79,22 @@ function list(r) {
   return lines
 }
 
+/** The git argv without the hardening prefix (--no-pager and the -c pairs), as a model would type it. */
+function gitCommandLine(argv) {
+  let i = 1
+  while (i < argv.length && (argv[i] === '--no-pager' || argv[i] === '-c')) i += argv[i] === '-c' ? 2 : 1
+  return ['git', ...argv.slice(i)].join(' ')
+}
+
 function git(r, artifactTool) {
-  const lines = [`$ ${r.command.join(' ')}`, `${r.ok ? 'ok' : 'failed'}${r.exitCode !== undefined ? ` (exit code ${r.exitCode})` : ''}, ${r.state}.`]
+  const lines = [`$ ${gitCommandLine(r.command)}`, `${r.ok ? 'ok' : 'failed'}${r.exitCode !== undefined ? ` (exit code ${r.exitCode})` : ''}, ${r.state}.`]
   if (r.preview) lines.push(r.preview)
   if (r.stderrPreview) lines.push(`[stderr] ${r.stderrPreview}`)
   const ref = r.output
-  if (ref && typeof ref.artifactId === 'string' && ref.artifactId !== '' && artifactTool) {
+  const cut = typeof r.preview === 'string' && r.preview.endsWith('…')
+  if (!cut) {
+    if (ref && typeof ref.sizeBytes === 'number') lines.push(`(that is all of it: ${ref.sizeBytes} bytes)`)
+  } else if (ref && typeof ref.artifactId === 'string' && ref.artifactId !== '' && artifactTool) {
     lines.push(`All of it (${ref.sizeBytes} bytes): ${artifactTool} { "artifactId": "${ref.artifactId}", "offset": 0 }.`)
   } else if (r.readBackHint) {
     lines.push(r.readBackHint)

@@ -248,6 +248,7 @@ async function waitingStatus(tool, args, context, waitMs, extra) {
     for (;;) {
       const remaining = Math.max(0, total - (Date.now() - started))
       const slice = Math.min(remaining, WAIT_SLICE_MS)
+      const sliceStarted = Date.now()
       const result = await Promise.race([execute(tool, { ...args, waitMs: slice }, context), aborted])
       if (result === 'aborted') {
         // The client has stopped listening for this answer; the command runs on.
@@ -257,6 +258,11 @@ async function waitingStatus(tool, args, context, waitMs, extra) {
       if (isSettled(result.state) || result.waitMatched === true || remaining <= slice) {
         const capped = waitMs > WAIT_CAP_MS && !isSettled(result.state) && result.waitMatched !== true
         return { result, capped }
+      }
+      // A slice that came back at once without news (a tool that does not
+      // wait) must not turn the wait into a busy loop.
+      if (Date.now() - sliceStarted < 20 && (await Promise.race([delay(50), aborted])) === 'aborted') {
+        return { cancelled: true }
       }
     }
   } finally {
