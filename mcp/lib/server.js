@@ -122,14 +122,24 @@ export function createRuntime({ policy, git }) {
     throw new UsageError(`the policy was refused: ${messageOf(e)}`)
   }
 
-  let commandTools
-  try {
-    commandTools = nc.createBackgroundCommandTools(host, { extra: EXTRA_TOOLS })
-  } catch {
-    commandTools = nc.createBackgroundCommandTools(host)
-  }
+  // Ask for the extra tools; a library that lacks one of them (and refuses
+  // the request) is asked for each alone, then for the default set.
   const tools = new Map()
-  for (const t of Object.values(commandTools)) tools.set(t.name, t)
+  const add = (set) => {
+    for (const t of Object.values(set ?? {})) if (t && typeof t.name === 'string') tools.set(t.name, t)
+  }
+  try {
+    add(nc.createBackgroundCommandTools(host, { extra: EXTRA_TOOLS }))
+  } catch {
+    for (const extra of EXTRA_TOOLS) {
+      try {
+        add(nc.createBackgroundCommandTools(host, { extra: [extra] }))
+      } catch {
+        // this library does not have that tool
+      }
+    }
+    if (tools.size === 0) add(nc.createBackgroundCommandTools(host))
+  }
 
   if (git) {
     try {
@@ -377,7 +387,8 @@ export async function main(argv = process.argv.slice(2)) {
     const guard = setTimeout(() => process.exit(0), 3500)
     guard.unref?.()
     try {
-      await Promise.race([nc.killAllBackgroundCommands(runtime.host), delay(3000)])
+      const stopped = await Promise.race([nc.killAllBackgroundCommands(runtime.host), delay(3000).then(() => 'not all yet')])
+      process.stderr.write(`neurolink-commands-mcp: stopping (${why}); commands stopped: ${stopped}\n`)
     } catch (e) {
       process.stderr.write(`neurolink-commands-mcp: stopping the commands (${why}) failed: ${messageOf(e)}\n`)
     }
