@@ -3,7 +3,7 @@
 // protocol — tool list, runs, pages, refusals, progress, cancellation, git,
 // and the lifecycle (nothing left running after a disconnect or a SIGTERM).
 import assert from 'node:assert/strict'
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -230,6 +230,67 @@ describe('neurolink-commands-mcp over stdio', () => {
     assert.equal(rows[1].running, true)
     assert.ok(text(listed).includes(b.taskId as string))
     ok(await call(s, 'command_kill', { taskId: b.taskId }))
+  })
+
+  test('raw protocol abuse: a line that is not JSON, 20000-deep arguments — the server answers and stays up', async () => {
+    const r = root()
+    const p = spawn(NODE, [BIN, '--root', r, '--allow', SH], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env } })
+    let out = ''
+    let err = ''
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    const exited = new Promise<number | null>((res) => p.on('exit', (code) => res(code)))
+    const send = (m: object) => p.stdin.write(JSON.stringify(m) + '\n')
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    p.stdin.write('this is not json\n')
+    let deep = '{}'
+    for (let i = 0; i < 20_000; i++) deep = `{"a":${deep}}`
+    p.stdin.write(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"command_status","arguments":{"taskId":"x","deep":${deep}}}}\n`)
+    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run_command_bg', arguments: { argv: [SH, '-c', 'echo alive'] } } })
+    const replies = await waitFor(
+      () => {
+        const lines = out.split('\n').filter((l) => l.startsWith('{'))
+        return lines.length >= 3 ? lines.map((l) => JSON.parse(l) as { id: number; result: Result }) : null
+      },
+      15_000,
+      'three replies',
+    )
+    const byId = new Map(replies.map((m) => [m.id, m.result]))
+    const deepReply = byId.get(2)!
+    assert.equal(deepReply.isError, true)
+    assert.equal(deepReply.structuredContent?.code, FALLBACK)
+    assert.equal(byId.get(3)!.isError, undefined)
+    assert.match(byId.get(3)!.structuredContent!.taskId as string, /^c/)
+    assert.match(err, /not valid JSON/)
+    p.stdin.end()
+    assert.equal(await exited, 0)
+  })
+
+  test('the package ships its bin, lib and README only', () => {
+    const res = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_registry: 'http://127.0.0.1:9/' },
+    })
+    assert.equal(res.status, 0, res.stderr)
+    const [packed] = JSON.parse(res.stdout.slice(res.stdout.indexOf('['))) as { files: { path: string; mode: number }[] }[]
+    assert.deepEqual(packed.files.map((f) => f.path).sort(), [
+      'README.md',
+      'bin/neurolink-commands-mcp.js',
+      'lib/config.js',
+      'lib/render.js',
+      'lib/server.js',
+      'package.json',
+    ])
+    const bin = packed.files.find((f) => f.path === 'bin/neurolink-commands-mcp.js')!
+    assert.equal(bin.mode & 0o111, 0o111, 'the bin is executable')
+    const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as {
+      bin: Record<string, string>
+      dependencies: Record<string, string>
+    }
+    assert.deepEqual(manifest.bin, { 'neurolink-commands-mcp': 'bin/neurolink-commands-mcp.js' })
+    assert.match(manifest.dependencies['@modelcontextprotocol/sdk'], /^\d+\.\d+\.\d+$/, 'the SDK is pinned exactly')
   })
 
   test('a wait sends increasing progress at least once a second and returns the settled status', async () => {
