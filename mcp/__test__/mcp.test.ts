@@ -389,7 +389,10 @@ describe('neurolink-commands-mcp over stdio', () => {
     const logRes = await call(s, 'git_log', { maxCount: 500, format: 'full' })
     const log = ok(logRes)
     assert.equal(log.ok, true)
-    const whole = git('--no-pager', 'log', '--no-color', '--max-count=500', '--pretty=fuller')
+    // The same log as the server's git sees it: its environment is replaced (no TZ, C locale).
+    const cleanEnv: Record<string, string> = { LANG: 'C', LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin' }
+    if (process.env.HOME) cleanEnv.HOME = process.env.HOME
+    const whole = execFileSync('git', ['--no-pager', 'log', '--no-color', '--max-count=500', '--pretty=fuller'], { cwd: repo, encoding: 'utf8', env: cleanEnv })
     assert.ok(whole.length > 4000, 'more than the preview holds')
     assert.ok((log.preview as string).endsWith('…'))
     const ref = log.output as { artifactId: string; sizeBytes: number }

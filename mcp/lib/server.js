@@ -199,12 +199,12 @@ async function execute(tool, args, context) {
   }
 }
 
-function toMcp(result, artifactTool) {
+function toMcp(result, artifactToolName) {
   if (isObject(result) && result.isError === true) {
     return refusal(typeof result.error === 'string' ? result.error : 'the tool refused', result.code)
   }
   return {
-    content: [{ type: 'text', text: renderResult(result, { artifactTool }) }],
+    content: [{ type: 'text', text: renderResult(result, { artifactTool: artifactToolName }) }],
     structuredContent: structured(result),
   }
 }
@@ -232,6 +232,7 @@ async function waitingStatus(tool, args, context, waitMs, extra) {
     if (token === undefined || signal?.aborted) return
     const elapsed = Math.min(Date.now() - started, total)
     const value = Math.max(elapsed, lastProgress + 1)
+    if (value > total) return // the wait is over; its answer follows
     lastProgress = value
     extra
       .sendNotification({
