@@ -155,13 +155,18 @@ test('the packed package and its platform package install into a fresh TypeScrip
 
   // 1. The main package, packed from the repository as it is.
   const rootPkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string; optionalDependencies?: Record<string, string> }
+  // Library users never install the MCP SDK: only the workspace package mcp/ depends on it.
+  const rootManifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>
+  for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
+    assert.ok(!Object.keys(rootManifest[field] ?? {}).some((d) => d.startsWith('@modelcontextprotocol/')), `no MCP SDK in the root's ${field}`)
+  }
   const main = await pack(repo, tarballs, env)
   for (const f of ['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts', 'lib/tools.js', 'package.json']) {
     assert.ok(main.files.includes(f), `the main tarball holds ${f}: ${main.files.join(', ')}`)
   }
   for (const f of main.files) {
     assert.ok(!f.endsWith('.node'), `no binary in the main package (it comes from ${PLATFORM}): ${f}`)
-    assert.ok(!/^(src|crates|target|__test__|node_modules)\//.test(f) && f !== 'Cargo.toml', `no sources in the package: ${f}`)
+    assert.ok(!/^(src|crates|target|__test__|node_modules|mcp)\//.test(f) && f !== 'Cargo.toml', `no sources in the package: ${f}`)
   }
 
   // The published manifest names the platform package as an optional

@@ -10,4 +10,4 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git diff --exit-code --stat -- binding.js binding.d.ts ||
     { echo "binding.js / binding.d.ts differ from what the build generates: commit the regenerated files" >&2; exit 1; }
 fi
-node --import tsx --test --test-concurrency=2 __test__/*.test.ts
+node --import tsx --test --test-concurrency=2 __test__/*.test.ts mcp/__test__/*.test.ts
