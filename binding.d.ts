@@ -15,8 +15,13 @@ export declare function awaitCommand(hostId: number, taskId: unknown, opts?: unk
 /** What a host bank call needs: `[label, sessionId, hostId]`. */
 export declare function bankRequest(taskId: string): [string, string, number]
 
-/** Counters of a host's session (its default session when none is named). */
-export declare function commandCounts(hostId: number, sessionId?: string | undefined | null): NativeCounts
+/**
+ * Counters of a host's session, chosen by the session rule: `session_id`
+ * (trimmed; empty or `fallback-<n>` counts as absent), then
+ * `context_session` (the host's resolver or tool context), then the host's
+ * default session.
+ */
+export declare function commandCounts(hostId: number, sessionId?: string | undefined | null, contextSession?: string | undefined | null): NativeCounts
 
 /** The live status (synchronous); a settled command is marked looked at. */
 export declare function commandStatus(hostId: number, taskId: unknown): NativeStatus
@@ -188,7 +193,8 @@ export declare function retrieveArtifact(artifactId: unknown, window: unknown): 
  * Run git with the hardened prefix, the replaced environment and the
  * host's git settings; resolves once it settled. In order: the host must
  * have configured git, `args` must be strings without NUL, `session_id`
- * a string when given (else `context_session`, the host's context).
+ * a string when given; the session follows the session rule (the
+ * given id, then `context_session`, then the host's default).
  */
 export declare function runGit(hostId: number, args: unknown, sessionId: unknown | undefined | null, contextSession: string | undefined | null, tmpdir: string, hostBanks: boolean): Promise<NativeGitResult>
 

@@ -331,7 +331,12 @@ export interface GitToolResult {
 export declare function setBackgroundCommandPolicy(host: object, policy: BackgroundCommandPolicy): void
 /** The policy in force for a host, or undefined. */
 export declare function getBackgroundCommandPolicy(host: object): BackgroundCommandPolicy | undefined
-/** Counters of a host's session (its default session when none is named). */
+/**
+ * Counters of a host's session. `sessionId` is the first candidate of the
+ * session rule (trimmed; empty or `fallback-<digits>` counts as absent);
+ * without one, the host's resolver (see `setSessionResolver`) or its
+ * `getToolContext().sessionId` decides, else the host's default session.
+ */
 export declare function backgroundCommandCounts(host: object, sessionId?: string): BackgroundCommandCounts
 /** Counters of a session across every host: what a checklist reads. */
 export declare function sessionCommandCounts(sessionId: string): BackgroundCommandCounts
@@ -396,3 +401,15 @@ export declare function configureGitTools(host: object, options: GitToolsetOptio
 export declare function runGitCommand(host: object, args: string[], sessionId?: string): Promise<GitToolResult>
 /** The six read-only git tools bound to the host. */
 export declare function createGitTools(host: object): GitTools
+/**
+ * Hand every session decision of this host to `resolve` (a start without
+ * `sessionId`, every tool call, `backgroundCommandCounts(host)` without an
+ * id): it receives the tool call's execution context (undefined for host API
+ * calls) and returns the session id. A resolver that throws or returns a
+ * non-string falls back to the built-in rule. `undefined` removes it.
+ * NeuroLink: `setSessionResolver(this, (ctx) => resolveChecklistSessionId(this, ctx))`.
+ */
+export declare function setSessionResolver(
+  host: object,
+  resolve: ((executionContext?: object) => string) | undefined,
+): void

@@ -31,7 +31,7 @@ function hostState(host) {
   }
   let state = hosts.get(host)
   if (!state) {
-    state = { id: native.registerHost(listenerId), policy: undefined }
+    state = { id: native.registerHost(listenerId), policy: undefined, resolver: undefined }
     hosts.set(host, state)
     hostsById.set(state.id, new WeakRef(host))
   }
@@ -80,16 +80,56 @@ function safeGet(obj, key) {
   }
 }
 
-/** The host's getToolContext().sessionId when it is a non-empty string. */
+/** The host's getToolContext().sessionId when it is a string (the engine applies the session rule to it). */
 function contextSession(host) {
   const get = safeGet(host, 'getToolContext')
   if (typeof get !== 'function') return undefined
   try {
     const ctx = get.call(host)
     const id = ctx && typeof ctx === 'object' ? safeGet(ctx, 'sessionId') : undefined
-    return typeof id === 'string' && id.length > 0 ? id : undefined
+    return typeof id === 'string' ? id : undefined
   } catch {
     return undefined
+  }
+}
+
+/** What the host's session resolver answers for `executionContext`: a string, else undefined (it threw, or answered something else). */
+function resolved(state, executionContext) {
+  if (!state.resolver) return undefined
+  try {
+    const id = state.resolver(executionContext)
+    return typeof id === 'string' ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The host's own candidate for a session decision made without an id of the
+ * call's own: its resolver's answer when it set one, else its
+ * getToolContext().sessionId. The engine applies the session rule (trim;
+ * empty or `fallback-<n>` is absent; then the host's default session).
+ */
+function hostSession(host, state, executionContext) {
+  return resolved(state, executionContext) ?? contextSession(host)
+}
+
+/**
+ * The session id a tool call files under: the resolver's answer for the
+ * call's execution context when the host set one, else the context's
+ * sessionId as given (read once; the engine trims it and treats empty and
+ * `fallback-<n>` ids as absent, falling back to the host's session).
+ */
+function toolSession(host, executionContext) {
+  const state = hostState(host)
+  const id = resolved(state, executionContext)
+  if (id !== undefined) return id
+  try {
+    if (executionContext === null || typeof executionContext !== 'object') return undefined
+    const given = executionContext.sessionId
+    return typeof given === 'string' ? given : undefined
+  } catch {
+    return undefined // a getter or Proxy trap that throws counts as no context
   }
 }
 
@@ -228,7 +268,7 @@ function start(host, argv, options, policy, explicit) {
     allowlist,
     abortError,
     os.tmpdir(),
-    contextSession(host),
+    hostSession(host, state, undefined),
     hostBanks(host),
   )
   track(handle.taskId, state.id, signal)
@@ -263,7 +303,17 @@ function backgroundCommandCounts(host, sessionId) {
   if (sessionId !== undefined && typeof sessionId !== 'string') {
     throw invalid(`sessionId must be a string (got ${describe(sessionId)})`)
   }
-  return native.commandCounts(state.id, sessionId)
+  return native.commandCounts(state.id, sessionId, hostSession(host, state, undefined))
+}
+
+function setSessionResolver(host, resolve) {
+  const state = hostState(host)
+  if (resolve !== undefined && typeof resolve !== 'function') {
+    throw invalid(
+      `setSessionResolver expects a function (executionContext?: object) => string, or undefined to remove it (got ${describe(resolve)})`,
+    )
+  }
+  state.resolver = resolve
 }
 
 function sessionCommandCounts(sessionId) {
@@ -323,18 +373,23 @@ function configureGitTools(host, options) {
 
 async function runGitCommand(host, args, sessionId) {
   const state = hostState(host)
-  const context = sessionId === undefined ? contextSession(host) : undefined
+  const context = hostSession(host, state, undefined)
   return native.runGit(state.id, args, sessionId, context, os.tmpdir(), hostBanks(host))
 }
 
 function backgroundCommandToolsFor(host) {
-  const state = hostState(host)
-  return createBackgroundCommandTools(host, module.exports, () => contextSession(host) ?? native.defaultSession(state.id))
+  hostState(host)
+  return createBackgroundCommandTools(host, module.exports, (executionContext) => toolSession(host, executionContext))
 }
 
 function gitToolsFor(host) {
   const state = hostState(host)
-  return createGitTools(host, module.exports, (name, params) => native.gitToolArgs(state.id, name, params))
+  return createGitTools(
+    host,
+    module.exports,
+    (name, params) => native.gitToolArgs(state.id, name, params),
+    (executionContext) => toolSession(host, executionContext),
+  )
 }
 
 // Spelled out name by name (no spread, no inline functions) so Node's ESM
@@ -360,4 +415,5 @@ module.exports = {
   runGitCommand,
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
+  setSessionResolver,
 }

@@ -618,7 +618,8 @@ test('without configureGitTools, runGitCommand rejects and the tools refuse, nam
     assert.match(e, /registerGitTools/, name)
   }
   // bad options are refused when configuring
-  assert.throws(() => nc.configureGitTools(host, { repoRoot: join(fx.root, 'missing') }), /repoRoot/)
+  // (a root that does not exist yet is accepted: see parity.test.ts; a file is not a root)
+  assert.throws(() => nc.configureGitTools(host, { repoRoot: join(fx.repo, 'src/lib.txt') }), /repoRoot/)
   assert.throws(() => nc.configureGitTools(host, { repoRoot: fx.repo, gitExecutable: 'git; rm -rf /' }), /NO shell/)
   await assert.rejects(nc.runGitCommand(host, ['log']), /registerGitTools/)
   // configured, raw args are checked too

@@ -61,12 +61,39 @@ export class ReferenceHost {
   private readonly prefix: string
   private artifactCounter = 0
 
-  constructor(sessionId: string | undefined = undefined) {
+  constructor(sessionId: string | undefined = undefined, options: { neurolinkSessions?: boolean } = {}) {
     hostCounter += 1
     this.prefix = `ref${hostCounter}`
     this.sessionId = sessionId
     this.register(this.retrieveContextTool())
     this.register(this.checklistTool())
+    if (options.neurolinkSessions) {
+      // NeuroLink's swap line: the addon files every command under the
+      // session its checklist reads.
+      nc.setSessionResolver(this, (context) => this.resolveChecklistSessionId(context as HostToolContext | undefined))
+      this.register(this.tasksListTool())
+    }
+  }
+
+  /** NeuroLink's setToolContext: the session getToolContext() reports from now on. */
+  setToolContext(context: { sessionId?: string }): void {
+    this.sessionId = context.sessionId
+  }
+
+  /**
+   * The checklist's session rule, as NeuroLink's checklist applies it: the
+   * execution context's id, else the tool context's, each trimmed and
+   * ignored when empty or synthetic (`fallback-<ms>`, what the tool-context
+   * merge invents when no session was declared); else one stable session
+   * per host.
+   */
+  resolveChecklistSessionId(context?: HostToolContext): string {
+    const usable = (id: unknown): string | undefined => {
+      if (typeof id !== 'string') return undefined
+      const t = id.trim()
+      return t.length === 0 || /^fallback-\d+$/.test(t) ? undefined : t
+    }
+    return usable(context?.sessionId) ?? usable(this.getToolContext().sessionId) ?? `${this.prefix}-checklist`
   }
 
   // --- NeuroLink's surface the addon reads -------------------------------
@@ -204,6 +231,26 @@ export class ReferenceHost {
         } catch (e) {
           return { isError: true, error: (e as Error).message }
         }
+      },
+    }
+  }
+
+  /** NeuroLink's `tasks_list`: the checklist's session, with that session's command counters. */
+  private tasksListTool(): HostTool {
+    return {
+      name: 'tasks_list',
+      description: "The session's checklist and how many background commands run or finished unread.",
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      execute: async (_params, context) => {
+        const session = this.resolveChecklistSessionId(context)
+        const counts = nc.sessionCommandCounts(session)
+        const list: ChecklistList & { sessionId: string } = {
+          sessionId: session,
+          items: (this.checklists.get(session) ?? []).map((i) => ({ ...i })),
+          commandsRunning: counts.running,
+          commandsFinished: counts.finished,
+        }
+        return list
       },
     }
   }

@@ -62,21 +62,6 @@ function optionalNumber(params, key, what, ok = () => true) {
   return v
 }
 
-/**
- * The execution context as the tools read it: only a non-empty string
- * sessionId, read once. A context that is not an object, or whose sessionId
- * getter or Proxy trap throws, counts as no context (the host's session).
- */
-function contextOf(executionContext) {
-  try {
-    if (!isObject(executionContext)) return undefined
-    const sessionId = executionContext.sessionId
-    return typeof sessionId === 'string' && sessionId.length > 0 ? { sessionId } : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** The message of whatever a tool call threw; never throws itself (execute never rejects). */
 function messageOf(e) {
   try {
@@ -91,7 +76,7 @@ function messageOf(e) {
   }
 }
 
-function tool(name, description, inputSchema, shape, run) {
+function toolObject(name, description, inputSchema, shape, run) {
   return {
     name,
     description,
@@ -101,7 +86,7 @@ function tool(name, description, inputSchema, shape, run) {
         if (!isObject(params)) {
           throw coded(`${name} expects an object of the shape ${shape}`)
         }
-        return await run(params, contextOf(executionContext))
+        return await run(params, executionContext)
       } catch (e) {
         const msg = messageOf(e)
         return { isError: true, error: msg.startsWith(name) ? msg : `${name} ${shape}: ${msg}`, code: codeOf(e) }
@@ -113,12 +98,26 @@ function tool(name, description, inputSchema, shape, run) {
 const taskIdSchema = { type: 'string', description: 'The taskId that run_command_bg returned.' }
 
 /**
- * The command tools bound to `host`. `hostSession()` is the host's own
- * session (its getToolContext's, else its default one), used when the call's
- * execution context names none.
+ * Each tool's `run(params, session)`: the session id the call files under,
+ * as `sessionOf(executionContext)` gives it (the host's resolver's answer,
+ * else the context's id; undefined: the host's session). The engine applies
+ * the session rule to it, so a start and its counters always agree.
  */
-function createBackgroundCommandTools(host, api, hostSession) {
-  const counters = (ctx) => api.backgroundCommandCounts(host, ctx?.sessionId ?? hostSession())
+function bound(sessionOf, run) {
+  return (params, executionContext) => {
+    const id = sessionOf(executionContext)
+    return run(params, id === undefined ? undefined : { sessionId: id })
+  }
+}
+
+/**
+ * The command tools bound to `host`. `sessionOf(executionContext)` is the
+ * call's session candidate (see `bound`).
+ */
+function createBackgroundCommandTools(host, api, sessionOf) {
+  const counters = (ctx) => api.backgroundCommandCounts(host, ctx?.sessionId)
+  const tool = (name, description, inputSchema, shape, run) =>
+    toolObject(name, description, inputSchema, shape, bound(sessionOf, run))
 
   const runShape = '{ argv: string[], cwd?: string, timeoutMs?: number }'
   const run_command_bg = tool(
@@ -237,13 +236,13 @@ function createBackgroundCommandTools(host, api, hostSession) {
 
 const GIT_TOOLS = {
   git_log: {
-    shape: '{ ref?: string, path?: string, maxCount?: integer 1..500, since?: string, format?: "oneline" | "full" | "stat" | "name-only" }',
+    shape: '{ ref?: string, path?: string, maxCount?: number (1..500), since?: string, format?: "oneline" | "full" | "stat" | "name-only" }',
     description:
       'The commit log (read-only): newest first, at most maxCount commits (default 20), optionally from a ref, limited to a path or to commits since a date. format: oneline (default), full, stat or name-only.',
     properties: {
       ref: { type: 'string', description: 'A revision: branch, tag, commit, HEAD~2 … (never a flag).' },
       path: { type: 'string', description: 'Only commits touching this path (inside the repository).' },
-      maxCount: { type: 'integer', minimum: 1, maximum: 500, description: 'How many commits (default 20).' },
+      maxCount: { type: 'number', description: 'How many commits (default 20); floored and clamped to 1..500.' },
       since: { type: 'string', description: 'Only commits after this date, e.g. "2 weeks ago" or "2024-01-31".' },
       format: { type: 'string', enum: ['oneline', 'full', 'stat', 'name-only'] },
     },
@@ -260,7 +259,7 @@ const GIT_TOOLS = {
     required: ['ref'],
   },
   git_diff: {
-    shape: '{ base?: string, head?: string, path?: string, nameOnly?: boolean, stat?: boolean, unified?: integer 0..50 }',
+    shape: '{ base?: string, head?: string, path?: string, nameOnly?: boolean, stat?: boolean, unified?: number (0..50) }',
     description:
       'A diff (read-only): the working tree against the index with no revisions, against base with one, or base..head with both (head needs a base). nameOnly or stat summarise it; unified sets the context lines.',
     properties: {
@@ -269,19 +268,19 @@ const GIT_TOOLS = {
       path: { type: 'string', description: 'Only this path.' },
       nameOnly: { type: 'boolean' },
       stat: { type: 'boolean' },
-      unified: { type: 'integer', minimum: 0, maximum: 50, description: 'Context lines.' },
+      unified: { type: 'number', description: 'Context lines; floored and clamped to 0..50.' },
     },
     required: [],
   },
   git_blame: {
-    shape: '{ path: string, ref?: string, lineStart?: integer, lineEnd?: integer }',
+    shape: '{ path: string, ref?: string, lineStart?: number, lineEnd?: number }',
     description:
       'Who last changed each line of a file (read-only), optionally at a revision and for a line range (a lone lineStart spans 100 lines; a lone lineEnd covers the 100 lines up to it).',
     properties: {
       path: { type: 'string', description: 'The file, inside the repository.' },
       ref: { type: 'string', description: 'The revision to blame at.' },
-      lineStart: { type: 'integer', minimum: 1 },
-      lineEnd: { type: 'integer', minimum: 1 },
+      lineStart: { type: 'number', description: 'First line (floored; at least 1).' },
+      lineEnd: { type: 'number', description: 'Last line (floored; at least 1; not before lineStart).' },
     },
     required: ['path'],
   },
@@ -306,6 +305,7 @@ const GIT_TOOLS = {
 function expected(schema) {
   if (schema.enum) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`
   if (schema.type === 'boolean') return 'true or false'
+  if (schema.type === 'number') return 'a number'
   if (schema.type === 'integer') {
     return schema.maximum === undefined
       ? `an integer ≥ ${schema.minimum}`
@@ -345,20 +345,23 @@ function jsonParams(name, properties, params) {
   return out
 }
 
-/** The git tools bound to `host`; `gitToolArgs(name, params)` builds a tool's args (the engine's validators). */
-function createGitTools(host, api, gitToolArgs) {
+/**
+ * The git tools bound to `host`; `gitToolArgs(name, params)` builds a tool's
+ * args (the engine's validators), `sessionOf` as for the command tools.
+ */
+function createGitTools(host, api, gitToolArgs, sessionOf) {
   const tools = {}
   for (const [name, spec] of Object.entries(GIT_TOOLS)) {
-    tools[name] = tool(
+    tools[name] = toolObject(
       name,
       `${spec.description} Values only, never flags: a ref or path starting with "-" is refused, and paths must stay inside the repository. ` +
         'The preview is the start of the output; output is the banked ref with all of it.',
       { type: 'object', properties: spec.properties, required: spec.required, additionalProperties: false },
       spec.shape,
-      async (params, ctx) => {
+      bound(sessionOf, async (params, ctx) => {
         const args = gitToolArgs(name, jsonParams(name, spec.properties, params))
         return api.runGitCommand(host, args, ctx?.sessionId)
-      },
+      }),
     )
   }
   return tools

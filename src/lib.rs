@@ -354,10 +354,17 @@ pub fn read_command_output<'e>(
     )
 }
 
-/// Counters of a host's session (its default session when none is named).
+/// Counters of a host's session, chosen by the session rule: `session_id`
+/// (trimmed; empty or `fallback-<n>` counts as absent), then
+/// `context_session` (the host's resolver or tool context), then the host's
+/// default session.
 #[napi]
-pub fn command_counts(host_id: u32, session_id: Option<String>) -> NativeCounts {
-    commands::counts(host_id, session_id.as_deref()).into()
+pub fn command_counts(
+    host_id: u32,
+    session_id: Option<String>,
+    context_session: Option<String>,
+) -> NativeCounts {
+    commands::counts(host_id, session_id.as_deref(), context_session.as_deref()).into()
 }
 
 /// Counters of a session across all hosts.
@@ -526,7 +533,8 @@ pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSe
 /// Run git with the hardened prefix, the replaced environment and the
 /// host's git settings; resolves once it settled. In order: the host must
 /// have configured git, `args` must be strings without NUL, `session_id`
-/// a string when given (else `context_session`, the host's context).
+/// a string when given; the session follows the session rule (the
+/// given id, then `context_session`, then the host's default).
 #[napi(ts_return_type = "Promise<NativeGitResult>")]
 #[allow(clippy::too_many_arguments)]
 pub fn run_git<'e>(
@@ -555,8 +563,12 @@ pub fn run_git<'e>(
                 describe(&v)
             ))))
         }
-        None => context_session,
+        None => None,
     };
+    let session = Some(registry::choose_session(
+        host_id,
+        [session.as_deref(), context_session.as_deref()],
+    ));
     let bank = if host_banks {
         BankMode::Host
     } else {

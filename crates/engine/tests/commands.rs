@@ -304,7 +304,7 @@ async fn counters_follow_the_looked_at_rule() {
     let rec = registry::lookup(f.host, &id).unwrap();
     assert!(rec.wait_settled(Some(Duration::from_secs(5))).await);
     assert_eq!(
-        commands::counts(f.host, Some("s-counters")),
+        commands::counts(f.host, Some("s-counters"), None),
         registry::Counts {
             running: 0,
             finished: 1
@@ -319,7 +319,7 @@ async fn counters_follow_the_looked_at_rule() {
     );
     commands::status(f.host, &id).unwrap();
     assert_eq!(
-        commands::counts(f.host, Some("s-counters")),
+        commands::counts(f.host, Some("s-counters"), None),
         registry::Counts {
             running: 0,
             finished: 0

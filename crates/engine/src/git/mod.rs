@@ -146,8 +146,10 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// An integer in `min..=max`; `what` completes "must be …".
-    fn integer(
+    /// A number, forgiven as NeuroLink forgives it: floored, then clamped
+    /// to `min..=max`. Only a value that is not a number is refused; `what`
+    /// completes "must be …".
+    fn clamped(
         &self,
         key: &str,
         min: i64,
@@ -157,16 +159,12 @@ impl<'a> Params<'a> {
         let Some(value) = self.get(key) else {
             return Ok(None);
         };
-        let number = match value {
-            Value::Number(n) => n.as_i64().or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15)
-                    .map(|f| f as i64)
-            }),
-            _ => None,
-        };
-        match number {
-            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        match value {
+            Value::Number(n) => Ok(Some(match n.as_i64() {
+                Some(i) => i.clamp(min, max),
+                // `as` saturates: ±1e300 lands on i64's ends, then the clamp.
+                None => (n.as_f64().unwrap_or(0.0).floor() as i64).clamp(min, max),
+            })),
             _ => Err(self.refuse(format!(
                 "{key} must be {what}, not {}",
                 json_value_for_message(value)
@@ -219,7 +217,8 @@ fn json_value_for_message(value: &Value) -> String {
 
 /// Parse a model's params (a JSON object; absent keys and JSON null both
 /// mean "not given"; wrong types refused naming the expected shape, e.g.
-/// "git_log: maxCount must be an integer from 1 to 500") and build the args
+/// "git_log: maxCount must be a number …"; numbers themselves are floored
+/// and clamped, never refused) and build the args
 /// after the prefix. `real_root` is the repository root paths must stay in
 /// (the git process must run with it as its working directory, since paths
 /// are passed relative to it). Keys a tool does not know are ignored.
@@ -234,11 +233,11 @@ pub fn tool_args(
             let reference = p.revision("ref")?;
             let path = p.path("path", real_root)?;
             let max_count = p
-                .integer(
+                .clamped(
                     "maxCount",
                     1,
                     i64::from(args::MAX_MAX_COUNT),
-                    "an integer from 1 to 500",
+                    "a number (floored and clamped to 1..500)",
                 )?
                 .map_or(args::DEFAULT_MAX_COUNT, |n| n as u32);
             let since = match p.string(
@@ -282,11 +281,11 @@ pub fn tool_args(
             let name_only = p.bool("nameOnly")?;
             let stat = p.bool("stat")?;
             let unified = p
-                .integer(
+                .clamped(
                     "unified",
                     0,
                     i64::from(args::MAX_UNIFIED),
-                    "an integer from 0 to 50",
+                    "a number (floored and clamped to 0..50)",
                 )?
                 .map(|n| n as u32);
             if head.is_some() && base.is_none() {
@@ -311,7 +310,7 @@ pub fn tool_args(
                 .ok_or_else(|| p.refuse(format!("path is required: give {PATH_SHAPE}")))?;
             let reference = p.revision("ref")?;
             let line = |key: &str| {
-                p.integer(key, 1, i64::MAX, "a positive integer (lines count from 1)")
+                p.clamped(key, 1, i64::MAX, "a line number (floored, at least 1)")
                     .map(|n| n.map(|n| n as u64))
             };
             let lines = args::blame_range(line("lineStart")?, line("lineEnd")?)?;
@@ -552,18 +551,35 @@ mod tests {
     #[test]
     fn log_refusals() {
         let (_d, root) = repo();
-        for bad in [
-            json!(0),
-            json!(501),
-            json!(-1),
-            json!(2.5),
-            json!("20"),
-            json!(true),
-            json!(1e300),
+        let with = |extra: &[&str]| {
+            let mut all = v(&["log", "--no-color", "--no-ext-diff", "--no-textconv"]);
+            all.extend(v(extra));
+            all
+        };
+        // Numbers are forgiving (NeuroLink's rule): floored, then clamped to 1..500.
+        for (given, count) in [
+            (json!(1000), 500),
+            (json!(501), 500),
+            (json!(1e300), 500),
+            (json!(2.7), 2),
+            (json!(0), 1),
+            (json!(0.5), 1),
+            (json!(-1), 1),
+            (json!(-1e300), 1),
+            (json!(500), 500),
         ] {
+            let got = tool_args(GitTool::Log, &json!({ "maxCount": given }), &root).unwrap();
+            assert_eq!(
+                got,
+                with(&[&format!("--max-count={count}"), "--oneline"]),
+                "maxCount {given}"
+            );
+        }
+        // A value that is not a number is still refused.
+        for bad in [json!("20"), json!(true), json!([1]), json!({"n": 1})] {
             let m = refusal(GitTool::Log, json!({ "maxCount": bad }), &root);
             assert!(
-                m.starts_with("git_log: maxCount must be an integer from 1 to 500"),
+                m.starts_with("git_log: maxCount must be a number (floored and clamped to 1..500)"),
                 "{m}"
             );
         }
@@ -687,9 +703,25 @@ mod tests {
 
         let m = refusal(GitTool::Diff, json!({"head": "HEAD"}), &root);
         assert!(m.starts_with("git_diff: head needs a base"), "{m}");
-        for bad in [json!(51), json!(-1), json!(1.5)] {
+        for (given, n) in [
+            (json!(100), 50),
+            (json!(51), 50),
+            (json!(-1), 0),
+            (json!(1.5), 1),
+            (json!(7.9), 7),
+        ] {
+            assert_eq!(
+                tool_args(GitTool::Diff, &json!({ "unified": given }), &root).unwrap(),
+                with(&[&format!("-U{n}")]),
+                "unified {given}"
+            );
+        }
+        for bad in [json!("3"), json!(false)] {
             let m = refusal(GitTool::Diff, json!({ "unified": bad }), &root);
-            assert!(m.contains("unified must be an integer from 0 to 50"), "{m}");
+            assert!(
+                m.contains("unified must be a number (floored and clamped to 0..50)"),
+                "{m}"
+            );
         }
         let m = refusal(GitTool::Diff, json!({"base": "-R"}), &root);
         assert!(
@@ -741,19 +773,47 @@ mod tests {
             m.contains("lineStart (20) must not be greater than lineEnd (10)"),
             "{m}"
         );
-        for bad in [json!(0), json!(-3), json!(2.5), json!("7")] {
+        // Line numbers are floored and raised to at least 1.
+        assert_eq!(
+            args(json!({"path": "src/a.rs", "lineStart": 0, "lineEnd": 20})),
+            v(&["blame", "-L", "1,20", "--", "src/a.rs"])
+        );
+        assert_eq!(
+            args(json!({"path": "src/a.rs", "lineStart": -3, "lineEnd": 2.5})),
+            v(&["blame", "-L", "1,2", "--", "src/a.rs"])
+        );
+        assert_eq!(
+            args(json!({"path": "src/a.rs", "lineStart": 10.9})),
+            v(&["blame", "-L", "10,109", "--", "src/a.rs"])
+        );
+        assert_eq!(
+            args(json!({"path": "src/a.rs", "lineEnd": 0})),
+            v(&["blame", "-L", "1,1", "--", "src/a.rs"])
+        );
+        // Flooring can make a range valid only if it already was: 20.5..20.2 is 20..20.
+        assert_eq!(
+            args(json!({"path": "src/a.rs", "lineStart": 20.5, "lineEnd": 20.2})),
+            v(&["blame", "-L", "20,20", "--", "src/a.rs"])
+        );
+        for bad in [json!("7"), json!(true)] {
             let m = refusal(
                 GitTool::Blame,
                 json!({"path": "src/a.rs", "lineStart": bad}),
                 &root,
             );
-            assert!(m.contains("lineStart must be a positive integer"), "{m}");
+            assert!(
+                m.contains("lineStart must be a line number (floored, at least 1)"),
+                "{m}"
+            );
             let m = refusal(
                 GitTool::Blame,
                 json!({"path": "src/a.rs", "lineEnd": bad}),
                 &root,
             );
-            assert!(m.contains("lineEnd must be a positive integer"), "{m}");
+            assert!(
+                m.contains("lineEnd must be a line number (floored, at least 1)"),
+                "{m}"
+            );
         }
         let m = refusal(GitTool::Blame, json!({"path": "/etc/passwd"}), &root);
         assert!(

@@ -40,12 +40,28 @@ pub struct GitInput {
 
 /// Validate and store a host's git settings.
 pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
-    let real = cwd::real_root(&input.repo_root).map_err(|_| {
-        EngineError::BadInput(format!(
-            "repoRoot {:?} is not an existing directory: pass the path of the repository's working tree",
-            input.repo_root
-        ))
-    })?;
+    // A root that does not exist yet is accepted, as NeuroLink accepts it:
+    // it is kept as an absolute path (resolved once, now) and every run
+    // refuses until it exists (see `settings`). Anything else that is not a
+    // directory is refused here.
+    let (real, root_pending) = match cwd::real_root(&input.repo_root) {
+        Ok(real) => (real, false),
+        Err(_) if missing(&input.repo_root) => (
+            std::path::absolute(&input.repo_root).map_err(|e| {
+                EngineError::BadInput(format!(
+                    "repoRoot {:?} cannot be made absolute ({e}): pass the path of the repository's working tree",
+                    input.repo_root
+                ))
+            })?,
+            true,
+        ),
+        Err(_) => {
+            return Err(EngineError::BadInput(format!(
+                "repoRoot {:?} is not an existing directory: pass the path of the repository's working tree",
+                input.repo_root
+            )))
+        }
+    };
     let git_executable = input.git_executable.unwrap_or_else(|| "git".to_string());
     if git_executable.trim().is_empty() {
         return Err(EngineError::BadInput(
@@ -73,14 +89,51 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
         )?,
         preview_chars: preview,
         git_executable,
+        root_pending,
     };
     registry::with_host(host, |h| h.git = Some(settings.clone()));
     Ok(settings)
 }
 
+/// True when `root` names nothing at all (no file, no directory, no link),
+/// i.e. a repository root that may still be created.
+fn missing(root: &str) -> bool {
+    !root.is_empty()
+        && !root.contains('\0')
+        && matches!(std::fs::symlink_metadata(root), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// The host's git settings, or the error that says how to configure them.
+/// A root that did not exist when configured is resolved here, at each run,
+/// until it exists; from then on its real path is kept.
 pub fn settings(host: u32) -> EngineResult<GitSettings> {
-    registry::with_host(host, |h| h.git.clone()).ok_or(EngineError::GitNotConfigured)
+    let s = registry::with_host(host, |h| h.git.clone()).ok_or(EngineError::GitNotConfigured)?;
+    if !s.root_pending {
+        return Ok(s);
+    }
+    let given = s.repo_root.to_string_lossy().into_owned();
+    let real = cwd::real_root(&given).map_err(|_| {
+        EngineError::Sandbox(format!(
+            "repoRoot {given:?} is not an existing directory (yet): create the repository there, \
+             or call configureGitTools (NeuroLink: registerGitTools) again with the path of the repository's working tree"
+        ))
+    })?;
+    let pending_root = s.repo_root.clone();
+    let resolved = GitSettings {
+        repo_root: real,
+        root_pending: false,
+        ..s
+    };
+    // Keep the real path, unless the host configured git again meanwhile.
+    registry::with_host(host, |h| {
+        if h.git
+            .as_ref()
+            .is_some_and(|g| g.root_pending && g.repo_root == pending_root)
+        {
+            h.git = Some(resolved.clone());
+        }
+    });
+    Ok(resolved)
 }
 
 /// The result of one git run.

@@ -113,11 +113,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     let logs_root = intern::intern_path(&ctx.tmpdir.join("neurolink-commands"));
     let log_dir = logs_root.join(&task_id);
     let files = make_logs(&log_dir)?;
-    let session = opts
-        .session_id
-        .filter(|s| !s.is_empty())
-        .or(ctx.context_session.filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| registry::default_session(ctx.host));
+    let session = registry::choose_session(
+        ctx.host,
+        [opts.session_id.as_deref(), ctx.context_session.as_deref()],
+    );
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
@@ -367,12 +366,10 @@ pub fn read_record_output(rec: &Record, stream: Stream, w: Window) -> EngineResu
     Ok(page)
 }
 
-/// Counters of one host's session (the host's default session when none is named).
-pub fn counts(host: u32, session: Option<&str>) -> Counts {
-    match session {
-        Some(s) => registry::host_counts(host, s),
-        None => registry::host_counts(host, &registry::default_session(host)),
-    }
+/// Counters of one host's session, chosen by the session rule from the
+/// caller's id and then the host's context candidate.
+pub fn counts(host: u32, session: Option<&str>, context: Option<&str>) -> Counts {
+    registry::host_counts(host, &registry::choose_session(host, [session, context]))
 }
 
 /// One row of `listBackgroundCommands`.

@@ -26,6 +26,9 @@ pub struct GitSettings {
     pub preview_chars: u32,
     /// The git executable.
     pub git_executable: String,
+    /// The root did not exist when configured: `repo_root` is the absolute
+    /// path given, resolved (and checked) again at each run until it exists.
+    pub root_pending: bool,
 }
 
 /// What the engine keeps per host.
@@ -195,9 +198,65 @@ pub fn default_session(host: u32) -> String {
     with_host(host, |h| h.default_session.clone())
 }
 
+/// A session id as the session rule reads a candidate: trimmed, and absent
+/// when that leaves it empty or when it is the synthetic `fallback-<digits>`
+/// id NeuroLink's tool-context merge invents when no session was declared.
+pub fn session_candidate(id: &str) -> Option<&str> {
+    let id = id.trim();
+    let synthetic = id
+        .strip_prefix("fallback-")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    (!id.is_empty() && !synthetic).then_some(id)
+}
+
+/// The session rule: the first present candidate (in the caller's order:
+/// the call's own id, then the host's context), else the host's default
+/// session.
+pub fn choose_session<'a>(
+    host: u32,
+    candidates: impl IntoIterator<Item = Option<&'a str>>,
+) -> String {
+    candidates
+        .into_iter()
+        .flatten()
+        .find_map(session_candidate)
+        .map(str::to_string)
+        .unwrap_or_else(|| default_session(host))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_candidates_follow_the_rule() {
+        assert_eq!(session_candidate("  s1  "), Some("s1"));
+        assert_eq!(session_candidate("s1"), Some("s1"));
+        assert_eq!(session_candidate(""), None);
+        assert_eq!(session_candidate(" \t\n"), None);
+        assert_eq!(session_candidate("fallback-1712345678901"), None);
+        assert_eq!(session_candidate(" fallback-7 "), None);
+        // Only the exact synthetic shape is absent.
+        assert_eq!(session_candidate("fallback-"), Some("fallback-"));
+        assert_eq!(session_candidate("fallback-12a"), Some("fallback-12a"));
+        assert_eq!(session_candidate("xfallback-12"), Some("xfallback-12"));
+        assert_eq!(session_candidate("fallback-١٢"), Some("fallback-١٢"));
+    }
+
+    #[test]
+    fn choose_session_takes_the_first_present_candidate() {
+        let host = register_host();
+        assert_eq!(
+            choose_session(host, [Some("fallback-1"), Some(" ctx ")]),
+            "ctx"
+        );
+        assert_eq!(choose_session(host, [Some(" a "), Some("ctx")]), "a");
+        assert_eq!(
+            choose_session(host, [None, Some("fallback-2")]),
+            default_session(host)
+        );
+        assert_eq!(choose_session(host, [None, None]), default_session(host));
+    }
 
     #[test]
     fn task_ids_have_the_contract_shape_and_are_unique() {
