@@ -79,6 +79,7 @@ test('generate path: command_status.running is 1 while a host-started command ru
   // Host code starts it without a sessionId: the resolver files it in the checklist session.
   const handle = await nc.startBackgroundCommand(host, [SH, '-c', 'sleep 30'], { cwd: root })
   try {
+    await waitFor(() => nc.getBackgroundCommandStatus(host, handle.taskId).state === 'running', 10_000, 'the command to run')
     const s = ok<StatusResult>(await host.executeTool('command_status', { taskId: handle.taskId }, { sessionId: fallbackId() }))
     assert.equal(s.state, 'running')
     assert.equal(s.running, 1)
