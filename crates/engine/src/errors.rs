@@ -34,6 +34,9 @@ pub enum EngineError {
     LogDir(String),
     /// Anything else, already phrased.
     Other(String),
+    /// Confinement was asked for and this kernel cannot enforce all of it;
+    /// the text names what is missing.
+    ConfinementUnavailable(String),
 }
 
 impl fmt::Display for EngineError {
@@ -92,6 +95,10 @@ impl fmt::Display for EngineError {
                 "Unknown signal {:?}: use one of {}",
                 clip(name),
                 crate::process::signals::NAMES.join(", ")
+            ),
+            EngineError::ConfinementUnavailable(m) => write!(
+                f,
+                "Confinement was asked for, but this kernel cannot enforce all of it: {m}. Nothing was started (nothing runs half-confined). To run commands unconfined explicitly, set confine: false in the policy and leave options.confine out"
             ),
             EngineError::GitNotConfigured => f.write_str(
                 "The git tools are not configured for this host: call configureGitTools(host, { repoRoot }) (NeuroLink: registerGitTools) first",
