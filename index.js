@@ -358,6 +358,11 @@ function gitToolsFor(host) {
   return createGitTools(host, module.exports, (name, params) => native.gitToolArgs(state.id, name, params))
 }
 
+/** What kernel confinement this machine supports (SPEC §8). */
+function confinementSupport() {
+  return native.confinementSupport()
+}
+
 // Spelled out name by name (no spread, no inline functions) so Node's ESM
 // loader can detect the named exports: `import { startBackgroundCommand }
 // from 'neurolink-commands'` works from an ES module host.
@@ -381,4 +386,5 @@ module.exports = {
   runGitCommand,
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
+  confinementSupport,
 }

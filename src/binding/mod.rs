@@ -3,3 +3,4 @@
 pub mod convert;
 pub mod inputs;
 pub mod outputs;
+pub mod confine;

@@ -4,7 +4,7 @@
 //! host's command policy, and its runs stay out of the host's lists and
 //! counters.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::errors::{EngineError, EngineResult};
 use crate::git;
@@ -12,6 +12,7 @@ use crate::jobs::commands::{self, StartContext, StartOptions};
 use crate::jobs::record::{ArtifactRef, BankMode, State};
 use crate::jobs::registry;
 pub use crate::jobs::registry::GitSettings;
+use crate::policy::confine::{Confinement, ReadSet, Tmp};
 use crate::policy::cwd;
 use crate::policy::{self, Policy, PolicyInput};
 use crate::text::capture::Stream;
@@ -73,6 +74,12 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
         )?,
         preview_chars: preview,
         git_executable,
+        confined_why_not: crate::process::confine::missing(false),
+        confined: false,
+    };
+    let settings = GitSettings {
+        confined: settings.confined_why_not.is_none(),
+        ..settings
     };
     registry::with_host(host, |h| h.git = Some(settings.clone()));
     Ok(settings)
@@ -126,7 +133,7 @@ pub fn start(
     .map_err(|e| EngineError::Other(format!("git refused to run: {e}")))?;
     let root = s.repo_root.to_string_lossy().into_owned();
     let argv = git::full_argv_with_overrides(&s.git_executable, &overrides, args);
-    let policy = Policy::new(PolicyInput {
+    let mut policy = Policy::new(PolicyInput {
         allowed_executables: vec![s.git_executable.clone()],
         cwd_root: root.clone(),
         default_timeout_ms: Some(s.timeout_ms),
@@ -134,6 +141,9 @@ pub fn start(
         kill_grace_ms: None,
         confine: None,
     })?;
+    if s.confined {
+        policy.confine = Some(git_confinement(&s.repo_root, &env));
+    }
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
     let handle = commands::start(
         argv,
@@ -155,6 +165,43 @@ pub fn start(
         },
     )?;
     Ok(handle.task_id)
+}
+
+/// What git may touch: read the system trees, the repository, its git
+/// directory and common directory, and the configuration files git reads;
+/// write nothing; no network.
+fn git_confinement(repo: &Path, env: &[(String, String)]) -> Confinement {
+    let mut read_files: Vec<PathBuf> = Vec::new();
+    let mut add = |p: PathBuf| {
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            if !read_files.contains(&real) {
+                read_files.push(real);
+            }
+        }
+    };
+    // A linked worktree or a submodule has a `.git` file naming its git
+    // directory, which names its common directory in `commondir`.
+    let dot_git = repo.join(".git");
+    if let Ok(text) = std::fs::read_to_string(&dot_git) {
+        if let Some(dir) = text.trim_end().strip_prefix("gitdir: ") {
+            let gitdir = repo.join(dir);
+            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+                add(gitdir.join(common.trim_end()));
+            }
+            add(gitdir);
+        }
+    }
+    for p in crate::policy::confine::git_config_paths(Some(env)) {
+        add(p);
+    }
+    Confinement {
+        write: Vec::new(),
+        read: ReadSet::System,
+        exec: Vec::new(),
+        network: false,
+        tmp: Tmp::None,
+        read_files,
+    }
 }
 
 /// The replaced environment: the contract's variables plus PATH and HOME from this process.

@@ -26,6 +26,10 @@ pub struct GitSettings {
     pub preview_chars: u32,
     /// The git executable.
     pub git_executable: String,
+    /// Whether git runs under kernel confinement (SPEC §8).
+    pub confined: bool,
+    /// Why not, when it does not.
+    pub confined_why_not: Option<String>,
 }
 
 /// What the engine keeps per host.

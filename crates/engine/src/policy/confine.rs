@@ -261,6 +261,30 @@ pub fn effective(
     Ok(Some(c))
 }
 
+/// The user's git configuration git reads (`~/.gitconfig` and the XDG
+/// `git` directory holding `config`, `attributes` and `ignore`), by their
+/// real paths, for `HOME`/`XDG_CONFIG_HOME` of `env` (else this process's).
+pub fn git_config_paths(env: Option<&[(String, String)]>) -> Vec<PathBuf> {
+    let var = |k: &str| match env {
+        Some(e) => e.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+        None => None,
+    }
+    .or_else(|| std::env::var(k).ok());
+    let mut out = Vec::new();
+    if let Some(home) = var("HOME").filter(|h| h.starts_with('/')) {
+        let home = PathBuf::from(home);
+        let xdg = var("XDG_CONFIG_HOME")
+            .filter(|x| x.starts_with('/'))
+            .map_or_else(|| home.join(".config"), PathBuf::from);
+        for p in [home.join(".gitconfig"), xdg.join("git")] {
+            if let Ok(real) = std::fs::canonicalize(p) {
+                out.push(real);
+            }
+        }
+    }
+    out
+}
+
 /// Device nodes a command needs (standard streams, terminals, randomness).
 const DEVICES: &[&str] = &[
     "/dev/null",
@@ -292,6 +316,10 @@ pub fn plan(
                 read(&mut rules, Path::new(t));
             }
             read(&mut rules, cwd_root);
+            // git refuses to run when it cannot read its own configuration.
+            for f in git_config_paths(None) {
+                read(&mut rules, &f);
+            }
         }
         ReadSet::Trees(list) => {
             for t in PROGRAM_TREES {
