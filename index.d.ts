@@ -297,6 +297,8 @@ export interface GitToolsetOptions {
   previewChars?: number
   /** The git executable. @default "git" */
   gitExecutable?: string
+  /** Run git under kernel confinement wherever the kernel allows (read the repository and git's configuration, write only a private TMPDIR, no network). `false` runs it unconfined. @default true */
+  confine?: boolean
 }
 
 /** The git settings in force. */

@@ -313,6 +313,12 @@ test('the git toolset is confined and still answers all six tools on a real repo
   assert.match(await ok('git_merge_base', { base: 'HEAD', head: 'HEAD~1' }), /^[0-9a-f]{40}\n$/)
   assert.equal(await ok('git_ls_files', {}), 'a.txt\n')
 
+  // Switched off, it says so and runs unconfined.
+  const off = {}
+  const o = nc.configureGitTools(off, { repoRoot: repo, confine: false })
+  assert.deepEqual([o.confined, o.confinedWhyNot], [false, 'the git toolset was configured with confine: false'])
+  assert.equal((await nc.runGitCommand(off, ['ls-files'])).preview, 'a.txt\n')
+
   // Made to believe the kernel has no Landlock, git runs as before, unconfined.
   const out = withOverrides(
     { NEUROLINK_COMMANDS_TEST_LANDLOCK_ABI: '0' },

@@ -132,6 +132,7 @@ pub fn git_options(v: &Unknown) -> R<GitInput> {
         max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
         preview_chars: opt_number(&obj, "previewChars", what)?,
         git_executable: opt_string(&obj, "gitExecutable", what)?,
+        confine: opt_bool(&obj, "confine", what)?,
     })
 }
 

@@ -37,6 +37,9 @@ pub struct GitInput {
     pub preview_chars: Option<f64>,
     /// The git executable.
     pub git_executable: Option<String>,
+    /// `confine`: `Some(false)` runs git unconfined even where the kernel
+    /// could confine it.
+    pub confine: Option<bool>,
 }
 
 /// Validate and store a host's git settings.
@@ -74,7 +77,11 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
         )?,
         preview_chars: preview,
         git_executable,
-        confined_why_not: crate::process::confine::missing(false),
+        confined_why_not: if input.confine == Some(false) {
+            Some("the git toolset was configured with confine: false".to_string())
+        } else {
+            crate::process::confine::missing(false)
+        },
         confined: false,
     };
     let settings = GitSettings {
@@ -169,7 +176,7 @@ pub fn start(
 
 /// What git may touch: read the system trees, the repository, its git
 /// directory and common directory, and the configuration files git reads;
-/// write nothing; no network.
+/// write nothing but its private temp directory; no network.
 fn git_confinement(repo: &Path, env: &[(String, String)]) -> Confinement {
     let mut read_files: Vec<PathBuf> = Vec::new();
     let mut add = |p: PathBuf| {
@@ -199,7 +206,9 @@ fn git_confinement(repo: &Path, env: &[(String, String)]) -> Confinement {
         read: ReadSet::System,
         exec: Vec::new(),
         network: false,
-        tmp: Tmp::None,
+        // git writes temp files for some answers (blame, diff of blobs):
+        // a private TMPDIR, removed when the run settles.
+        tmp: Tmp::Private,
         read_files,
     }
 }

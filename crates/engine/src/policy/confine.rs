@@ -344,8 +344,9 @@ pub fn plan(
     for d in DEVICES {
         rules.push((PathBuf::from(d), Grant::Device));
     }
-    // POSIX shared memory (python's multiprocessing, for one) lives here.
-    if c.tmp != Tmp::None {
+    // POSIX shared memory (python's multiprocessing, for one) lives here;
+    // a command that may write nothing (the git toolset) gets none.
+    if !c.write.is_empty() {
         rules.push((PathBuf::from("/dev/shm"), Grant::Write));
     }
     for w in &c.write {
