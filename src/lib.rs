@@ -495,3 +495,7 @@ pub fn git_tool_args(host_id: u32, tool: String, params: Unknown) -> napi::Resul
     engine::git::tool_args(tool_kind, &value, &settings.repo_root)
         .map_err(|e| napi::Error::from_reason(e.to_string()))
 }
+
+// Kernel confinement (SPEC §8): `confinementSupport()` lives with its
+// option parsing in binding/confine.rs.
+pub use binding::confine::{confinement_support, NativeConfinementSupport};

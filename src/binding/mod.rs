@@ -1,6 +1,6 @@
 //! The napi glue: value conversion in and out.
 
+pub mod confine;
 pub mod convert;
 pub mod inputs;
 pub mod outputs;
-pub mod confine;

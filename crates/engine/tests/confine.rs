@@ -116,9 +116,15 @@ async fn writes_stay_inside_the_write_trees() {
         )
         .await;
     assert_eq!(st.exit_code, Some(0), "{out}");
-    assert_eq!(std::fs::read_to_string(f.root.path().join("in-root")).unwrap(), "r\n");
+    assert_eq!(
+        std::fs::read_to_string(f.root.path().join("in-root")).unwrap(),
+        "r\n"
+    );
     let tmp = PathBuf::from(out.lines().next().unwrap());
-    assert!(tmp.starts_with(std::fs::canonicalize(f.logs.path()).unwrap()), "{tmp:?}");
+    assert!(
+        tmp.starts_with(std::fs::canonicalize(f.logs.path()).unwrap()),
+        "{tmp:?}"
+    );
     assert_eq!(out.lines().nth(1), Some("t"));
     assert!(!tmp.exists(), "the private TMPDIR is gone once settled");
 }
@@ -250,7 +256,10 @@ async fn shared_tmp_and_options_narrowing() {
     let logs = std::fs::canonicalize(f.logs.path()).unwrap();
     let (st, out) = f
         .bash(
-            &format!("echo s > {}/shared && echo ok; echo \"[$TMPDIR]\"", logs.display()),
+            &format!(
+                "echo s > {}/shared && echo ok; echo \"[$TMPDIR]\"",
+                logs.display()
+            ),
             None,
         )
         .await;

@@ -15,15 +15,15 @@ use super::bank;
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::{self, Counts};
 use super::supervisor::Control;
+use super::supervisor::PrivateTmp;
 use super::supervisor::{self, Launch, Limits};
 use crate::errors::os_reason;
 use crate::errors::{EngineError, EngineResult};
 use crate::intern;
 use crate::policy::confine::{self, Confinement, ConfinementInput, Tmp};
 use crate::policy::cwd;
-use crate::process::confine::Plan;
-use super::supervisor::PrivateTmp;
 use crate::policy::{self, Policy};
+use crate::process::confine::Plan;
 use crate::process::signals;
 use crate::text::capture::{Stream, StreamLog};
 use crate::text::paging::{self, Page, Window};
@@ -224,7 +224,10 @@ fn prepare_confinement(
     let mut env = env;
     let mut tmp = None;
     if c.tmp == Tmp::Private {
-        let dir = shared.join(format!("neurolink-commands-tmp-{task_id}-{}", std::process::id()));
+        let dir = shared.join(format!(
+            "neurolink-commands-tmp-{task_id}-{}",
+            std::process::id()
+        ));
         DirBuilder::new().mode(0o700).create(&dir).map_err(|e| {
             EngineError::LogDir(format!(
                 "Cannot create the private temp directory {} of a confined command: {}. Point TMPDIR at a writable directory with free space, or use confine.tmp: \"shared\".",

@@ -158,11 +158,7 @@ impl Confinement {
     /// Whether `path` is readable under this confinement's read set (the
     /// trees it names; the executable's directory is not known here).
     fn reads(&self, path: &Path, cwd_root: &Path) -> bool {
-        let own = self
-            .write
-            .iter()
-            .chain(&self.exec)
-            .any(|t| inside(path, t))
+        let own = self.write.iter().chain(&self.exec).any(|t| inside(path, t))
             || inside(path, cwd_root)
             || PROGRAM_TREES.iter().any(|t| inside(path, Path::new(t)));
         match &self.read {
@@ -265,11 +261,13 @@ pub fn effective(
 /// `git` directory holding `config`, `attributes` and `ignore`), by their
 /// real paths, for `HOME`/`XDG_CONFIG_HOME` of `env` (else this process's).
 pub fn git_config_paths(env: Option<&[(String, String)]>) -> Vec<PathBuf> {
-    let var = |k: &str| match env {
-        Some(e) => e.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
-        None => None,
-    }
-    .or_else(|| std::env::var(k).ok());
+    let var = |k: &str| {
+        match env {
+            Some(e) => e.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+            None => None,
+        }
+        .or_else(|| std::env::var(k).ok())
+    };
     let mut out = Vec::new();
     if let Some(home) = var("HOME").filter(|h| h.starts_with('/')) {
         let home = PathBuf::from(home);
@@ -308,7 +306,8 @@ pub fn plan(
     shared_tmp: &Path,
 ) -> Plan {
     let mut rules: Vec<(PathBuf, Grant)> = Vec::new();
-    let read = |rules: &mut Vec<(PathBuf, Grant)>, p: &Path| rules.push((p.to_path_buf(), Grant::Read));
+    let read =
+        |rules: &mut Vec<(PathBuf, Grant)>, p: &Path| rules.push((p.to_path_buf(), Grant::Read));
     match &c.read {
         ReadSet::All => read(&mut rules, Path::new("/")),
         ReadSet::System => {

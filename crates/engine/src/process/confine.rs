@@ -270,9 +270,7 @@ mod imp {
                 Grant::Device => file_rights,
             };
             let access = if is_dir { access } else { access & file_rights };
-            created = created
-                .add_rule(PathBeneath::new(fd, access))
-                .map_err(ll)?;
+            created = created.add_rule(PathBeneath::new(fd, access)).map_err(ll)?;
         }
         let status = created.restrict_self().map_err(ll)?;
         if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
