@@ -59,9 +59,11 @@ fn confinement(v: &Unknown, what: &str) -> R<ConfinementInput> {
         match as_string(&read, &format!("{what}.read"))?.as_str() {
             "system" => Some(ReadInput::System),
             "all" => Some(ReadInput::All),
-            other => return Err(EngineError::BadInput(format!(
+            other => {
+                return Err(EngineError::BadInput(format!(
                 "{what}.read must be \"system\", \"all\" or a list of directories (got {other:?})"
-            ))),
+            )))
+            }
         }
     } else {
         Some(ReadInput::Trees(string_array(
