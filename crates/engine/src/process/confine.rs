@@ -3,9 +3,10 @@
 //!
 //! Theory of operation: a short-lived thread sets `no_new_privs`, restricts
 //! itself with a Landlock ruleset (files, TCP, signal and abstract-socket
-//! scopes) and, without network, a seccomp filter that refuses every socket
-//! family but `AF_UNIX`; then it calls the ordinary [`spawn`](super::spawn)
-//! (posix_spawn: no fork of the host, no `pre_exec`) and is joined. The child
+//! scopes) — without network it descends from the filtered spawner thread
+//! and so already carries a seccomp filter that refuses every socket family
+//! but `AF_UNIX` — then it calls the ordinary [`spawn`](super::spawn)
+//! (posix_spawn: no fork of the host, no `pre_exec`) and ends. The child
 //! inherits the thread's Landlock domain, its seccomp filter and
 //! `no_new_privs`, and so does everything the child starts, also after
 //! `setsid`. Only that thread was restricted, and it is gone: the host's
