@@ -35,6 +35,9 @@ export declare function completeBanking(taskId: string, stdout: unknown, stdoutE
 /** Validate and store a host's git settings. */
 export declare function configureGit(hostId: number, options: unknown): NativeGitSettings
 
+/** What kernel confinement this machine supports (measured once). */
+export declare function confinementSupport(): NativeConfinementSupport
+
 /** The host's default session id. */
 export declare function defaultSession(hostId: number): string
 
@@ -84,6 +87,15 @@ export interface NativeArtifactRef {
   readBackHint: string
 }
 
+/** What this kernel can enforce. */
+export interface NativeConfinementSupport {
+  landlockAbi: number
+  filesystem: boolean
+  network: boolean
+  signals: boolean
+  seccomp: boolean
+}
+
 /** `{ running, finished }`. */
 export interface NativeCounts {
   running: number
@@ -109,6 +121,8 @@ export interface NativeGitSettings {
   maxOutputBytes: number
   previewChars: number
   gitExecutable: string
+  confined: boolean
+  confinedWhyNot?: string
 }
 
 /** What a start returns. */
@@ -169,6 +183,7 @@ export interface NativeStatus {
   stderr?: NativeArtifactRef
   tailPreview: string
   error?: string
+  confined: boolean
 }
 
 /** The whole text of a built-in artifact. */

@@ -841,6 +841,7 @@ module.exports.commandCounts = nativeBinding.commandCounts
 module.exports.commandStatus = nativeBinding.commandStatus
 module.exports.completeBanking = nativeBinding.completeBanking
 module.exports.configureGit = nativeBinding.configureGit
+module.exports.confinementSupport = nativeBinding.confinementSupport
 module.exports.defaultSession = nativeBinding.defaultSession
 module.exports.gitToolArgs = nativeBinding.gitToolArgs
 module.exports.init = nativeBinding.init

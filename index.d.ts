@@ -15,6 +15,47 @@ export interface BackgroundCommandPolicy {
   maxOutputBytes?: number
   /** Grace between SIGTERM and SIGKILL, in ms. @default 5000 */
   killGraceMs?: number
+  /**
+   * Kernel confinement (Linux Landlock + seccomp) of every command this policy starts: what it, and
+   * everything it starts, can write, read and reach. `false` (or absent) runs commands unconfined, as
+   * NeuroLink does. When confinement is asked for and the kernel cannot enforce all of it, starts are
+   * refused (`NLC_CONFINEMENT_UNAVAILABLE`). See docs/confinement.md.
+   * @default false
+   */
+  confine?: Confinement | false
+}
+
+/** What a confined command may touch (SPEC §8). Trees are existing directories, compared by real path. */
+export interface Confinement {
+  /** Trees the command may create and modify files in, recursively; given, the list replaces the default (list cwdRoot to keep it writable). @default [cwdRoot] */
+  write?: string[]
+  /**
+   * What it may read (and run): `"system"` = /usr, /lib*, /bin, /sbin, /etc, /opt, /proc, /sys, the needed /dev nodes,
+   * the git configuration files, cwdRoot, the write and exec trees and the executable's own directory (not $HOME);
+   * `"all"` = every file the user can read; a list = those trees plus /usr, /lib*, /bin, /sbin, /proc and the /dev nodes.
+   * @default "system"
+   */
+  read?: 'system' | 'all' | string[]
+  /** Extra trees to read and execute, e.g. a toolchain under $HOME (~/.rustup, ~/.nvm). @default [] */
+  exec?: string[]
+  /** Whether it may use the network. `false`: no TCP connect/bind, no UDP, no socket but AF_UNIX. @default false */
+  network?: boolean
+  /** `"private"`: a fresh TMPDIR/TMP/TEMP per command, removed when it settles; `"shared"`: os.tmpdir() is writable instead. @default "private" */
+  tmp?: 'private' | 'shared'
+}
+
+/** What kernel confinement this machine can enforce (`confinementSupport()`). */
+export interface ConfinementSupport {
+  /** The kernel's Landlock ABI version (0: no Landlock). Confinement needs 6. */
+  landlockAbi: number
+  /** Files can be confined (ABI ≥ 3). */
+  filesystem: boolean
+  /** TCP connect/bind can be refused (ABI ≥ 4). */
+  network: boolean
+  /** Signals and abstract unix sockets are scoped to the command's own processes (ABI ≥ 6). */
+  signals: boolean
+  /** seccomp filters are available (needed for `network: false`). */
+  seccomp: boolean
 }
 
 /** Options of one start. */
@@ -33,6 +74,8 @@ export interface BackgroundCommandOptions {
   sessionId?: string
   /** Aborting it kills the command (state `killed`). */
   abortSignal?: AbortSignal
+  /** Kernel confinement of this command: only narrows the policy's (a wider tree, `read: "all"`, `network: true` or `tmp: "shared"` the policy does not have is refused with `NLC_INVALID_ARGUMENT`); under an unconfined policy any confinement is accepted. Absent fields inherit the policy's. */
+  confine?: Confinement
 }
 
 /** Returned at once by a start; the command keeps running. */
@@ -82,6 +125,8 @@ export interface BackgroundCommandStatus {
   tailPreview: string
   /** Why the runner stopped it, or why it could not start. A non-zero exit is not an error. */
   error?: string
+  /** Whether it runs under kernel confinement (Landlock + seccomp). */
+  confined: boolean
 }
 
 /** A window of a stream, in UTF-16 code units of its UTF-8 decoding. */
@@ -222,7 +267,7 @@ export interface ToolRefusal {
  * - `NLC_IO`: a log could not be read, or the host ran out of file descriptors.
  * - `NLC_GIT_NOT_CONFIGURED`: call `configureGitTools` first.
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
- * - `NLC_CONFINEMENT_UNAVAILABLE`: reserved for kernel confinement (SPEC §8); not produced yet.
+ * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
  * - `NLC_NOT_RUNNING`: reserved for input to a settled command (SPEC §9); not produced yet.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
  */
@@ -297,6 +342,8 @@ export interface GitToolsetOptions {
   previewChars?: number
   /** The git executable. @default "git" */
   gitExecutable?: string
+  /** Run git under kernel confinement wherever the kernel allows (read the repository and git's configuration, write only a private TMPDIR, no network). `false` runs it unconfined. @default true */
+  confine?: boolean
 }
 
 /** The git settings in force. */
@@ -307,6 +354,10 @@ export interface GitToolRuntimeSettings {
   maxOutputBytes: number
   previewChars: number
   gitExecutable: string
+  /** Whether git runs under kernel confinement (reads the repository, its git directories, the system trees and git's configuration; writes nothing; no network). */
+  confined: boolean
+  /** Why git is not confined (the kernel lacks what confinement needs), when `confined` is false. */
+  confinedWhyNot?: string
 }
 
 /** The result of one git run. */
@@ -413,3 +464,5 @@ export declare function setSessionResolver(
   host: object,
   resolve: ((executionContext?: object) => string) | undefined,
 ): void
+/** What kernel confinement this machine supports (measured once per process). */
+export declare function confinementSupport(): ConfinementSupport

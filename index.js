@@ -392,6 +392,11 @@ function gitToolsFor(host) {
   )
 }
 
+/** What kernel confinement this machine supports (SPEC §8). */
+function confinementSupport() {
+  return native.confinementSupport()
+}
+
 // Spelled out name by name (no spread, no inline functions) so Node's ESM
 // loader can detect the named exports: `import { startBackgroundCommand }
 // from 'neurolink-commands'` works from an ES module host.
@@ -416,4 +421,5 @@ module.exports = {
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
   setSessionResolver,
+  confinementSupport,
 }

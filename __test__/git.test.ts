@@ -673,7 +673,9 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
     `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > '${fx.root}/argv.last'\ncat /proc/$$/environ > '${fx.root}/env.last'\nexec git "$@"\n`,
   )
   chmodSync(wrapper, 0o755)
-  const host = gitHost(fx.repo, { gitExecutable: wrapper, previewChars: 20 })
+  // Unconfined: the recorder writes beside the repository, where a confined
+  // git may not (a confined run also gains its private TMPDIR/TMP/TEMP).
+  const host = gitHost(fx.repo, { gitExecutable: wrapper, previewChars: 20, confine: false })
 
   const r = result(await host.executeTool('git_log', { maxCount: 2 }))
   assert.deepEqual(Object.keys(r).sort(), ['command', 'exitCode', 'ok', 'output', 'preview', 'readBackHint', 'state'])

@@ -43,6 +43,8 @@ const SIZES = previous?.sizes ?? {
   memoryCommands: 20_000,
   memoryOutputCommands: 2000,
   memoryOutputBytes: 10_000,
+  confineCommands: 200,
+  confineRounds: 5,
 }
 
 // ---- scratch: every runner's logs go under one fresh directory -------------
@@ -206,6 +208,22 @@ if (want(6)) {
       ],
       MEMORY_FLAGS,
     )
+  }
+}
+
+// ---- 7. confinement at start -------------------------------------------------
+if (want(7) && SIZES.confineCommands) {
+  raw.confine = {}
+  for (const heap of SIZES.spawnHeaps) {
+    step(`case 7: confined vs unconfined start, ${heap} MiB heap`)
+    raw.confine[heap] = await child('case-confine.mjs', [
+      '--heap',
+      String(heap),
+      '--n',
+      String(SIZES.confineCommands),
+      '--rounds',
+      String(SIZES.confineRounds),
+    ])
   }
 }
 
@@ -470,6 +488,25 @@ if (raw.memory) {
   })
 }
 
+if (raw.confine) {
+  for (const [i, heap] of SIZES.spawnHeaps.entries()) {
+    const c = raw.confine[heap]
+    if (!c) continue
+    rows.push({
+      id: `7${'ab'[i]}`,
+      short: `7${'ab'[i]} confined start, ${heap} MiB heap`,
+      case: `Confinement: start → settle of one \`true\`, one after another, confined by the default Confinement (ours) vs the same start unconfined (limit column), host heap ${heap} MiB (median of ${SIZES.confineRounds} rounds of ${SIZES.confineCommands}), ms`,
+      unit: 'ms',
+      better: 'lower',
+      ours: c.confinedMs,
+      limit: c.plainMs,
+      ratio: `confined/unconfined ${c.ratio.toFixed(2)}×`,
+      goal: 'confined ≤ 1.15× unconfined',
+      met: c.ratio <= 1.15,
+    })
+  }
+}
+
 // ---- print --------------------------------------------------------------------
 const cell = (r, k) => (r[k] === undefined ? '—' : fmt(r[k], r.unit === 'threads' ? 0 : Math.abs(r[k]) >= 100 ? 0 : 2))
 const metText = (r) => (r.met === undefined ? '' : r.met ? 'met' : 'NOT met')
@@ -528,6 +565,14 @@ if (byId['6']) {
   const r = byId['6']
   notes.push(
     `**6. Memory per settled command** — ${r.met ? 'met' : `NOT met: ${fmt(r.ours, 0)} bytes`}. ${r.met ? '' : "A settled record keeps the command's identity, argv, cwd, label, session, log paths, the two UTF-16 paging indexes, its outcome and the settled flag (≈1.1 KB of live allocations per command measured with heaptrack, about 60% of it the record struct itself); the rest is allocator overhead and fragmentation of the main arena, where records are allocated between short-lived buffers. Reaching 1 KiB needs a compact settled form of the record (interned session/cwd, paths derived from the task id, a frozen index), a redesign of the record rather than a trim. "}The reference keeps ${fmt(byId['6'].reference, 0)} bytes per \`true\` command and ${fmt(byId['6b'].reference, 0)} per command that printed (its two 8000-byte tails); ours keeps no output in memory (${fmt(byId['6b'].ours, 0)} bytes).`,
+  )
+}
+
+if (byId['7a']) {
+  const a = byId['7a']
+  const b = byId['7b']
+  notes.push(
+    `**7. Confinement at start** — ${a.met && b?.met ? 'met' : 'NOT met'} (${a.ratio} at ${SIZES.spawnHeaps[0]} MiB${b ? `, ${b.ratio} at ${SIZES.spawnHeaps[1]} MiB` : ''}). A confined start builds its Landlock ruleset (about 20 path rules), spawns a short-lived thread that applies it and the cached seccomp filter to itself, posix_spawns from it and joins it; no fork of the host, so the heap does not enter into it.`,
   )
 }
 

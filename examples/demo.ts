@@ -3,11 +3,12 @@
 //
 //   pnpm run demo
 import { mkdtempSync, realpathSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import {
   awaitBackgroundCommand,
+  confinementSupport,
   getBackgroundCommandStatus,
   readArtifact,
   readBackgroundCommandOutput,
@@ -96,6 +97,28 @@ async function main(): Promise<void> {
   )
   const lintErr = await readArtifact(getBackgroundCommandStatus(host, lint.taskId).stderr!.artifactId)
   console.log(bold('\nthe lint\'s stderr, as evidence:'), lintErr.trimEnd())
+
+  // Kernel confinement: the same allowed shell, now unable to touch $HOME.
+  const support = confinementSupport()
+  console.log(bold('\nkernel confinement'), dim(`(Landlock ABI ${support.landlockAbi}, seccomp ${support.seccomp})`))
+  if (support.signals && support.seccomp) {
+    const confined = { name: 'confined demo host' }
+    setBackgroundCommandPolicy(confined, { allowedExecutables: ['/bin/sh'], cwdRoot: root, confine: {} })
+    const target = join(homedir(), '.neurolink-demo-should-not-exist')
+    const attempt = await startBackgroundCommand(
+      confined,
+      ['/bin/sh', '-c', `echo ok > in-root.txt && echo "wrote in the root"; echo pwned > ${target} && echo "wrote $HOME"`],
+      { cwd: '.', label: 'confined' },
+    )
+    const s = await awaitBackgroundCommand(confined, attempt.taskId)
+    const out = await readArtifact(s.stdout!.artifactId)
+    const err = await readArtifact(s.stderr!.artifactId)
+    console.log(`  confined: ${s.confined}, exit ${s.exitCode}`)
+    console.log(`  stdout: ${out.trimEnd()}`)
+    console.log(`  stderr: ${paint(31, err.trimEnd())} ${dim('(the kernel refused the write to $HOME)')}`)
+  } else {
+    console.log(dim('  this kernel cannot enforce confinement; a confined start would be refused (NLC_CONFINEMENT_UNAVAILABLE)'))
+  }
 }
 
 main().catch((e: unknown) => {

@@ -600,3 +600,7 @@ pub fn git_tool_args(
     engine::git::tool_args(tool_kind, &value, &settings.repo_root)
         .map_err(|e| js_err(EngineError::BadInput(e.to_string())))
 }
+
+// Kernel confinement (SPEC §8): `confinementSupport()` lives with its
+// option parsing in binding/confine.rs.
+pub use binding::confine::{confinement_support, NativeConfinementSupport};

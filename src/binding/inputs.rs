@@ -41,6 +41,7 @@ pub fn policy(v: &Unknown) -> R<Policy> {
         default_timeout_ms: opt_number(&obj, "defaultTimeoutMs", what)?,
         max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
         kill_grace_ms: opt_number(&obj, "killGraceMs", what)?,
+        confine: super::confine::policy_confine(&obj)?,
     })
 }
 
@@ -71,6 +72,7 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
         },
         label: opt_string(&obj, "label", what)?,
         session_id: opt_string(&obj, "sessionId", what)?,
+        confine: super::confine::options_confine(&obj)?,
     })
 }
 
@@ -130,6 +132,7 @@ pub fn git_options(v: &Unknown) -> R<GitInput> {
         max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
         preview_chars: opt_number(&obj, "previewChars", what)?,
         git_executable: opt_string(&obj, "gitExecutable", what)?,
+        confine: opt_bool(&obj, "confine", what)?,
     })
 }
 

@@ -1,5 +1,6 @@
 //! The napi glue: value conversion in and out.
 
+pub mod confine;
 pub mod convert;
 pub mod inputs;
 pub mod outputs;

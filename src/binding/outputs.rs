@@ -48,6 +48,7 @@ pub struct NativeStatus {
     pub stderr: Option<NativeArtifactRef>,
     pub tail_preview: String,
     pub error: Option<String>,
+    pub confined: bool,
 }
 
 impl From<Status> for NativeStatus {
@@ -65,6 +66,7 @@ impl From<Status> for NativeStatus {
             stderr: s.stderr.map(Into::into),
             tail_preview: s.tail_preview,
             error: s.error,
+            confined: s.confined,
         }
     }
 }
@@ -194,6 +196,8 @@ pub struct NativeGitSettings {
     pub max_output_bytes: f64,
     pub preview_chars: u32,
     pub git_executable: String,
+    pub confined: bool,
+    pub confined_why_not: Option<String>,
 }
 
 impl From<GitSettings> for NativeGitSettings {
@@ -204,6 +208,8 @@ impl From<GitSettings> for NativeGitSettings {
             max_output_bytes: s.max_output_bytes as f64,
             preview_chars: s.preview_chars,
             git_executable: s.git_executable,
+            confined: s.confined,
+            confined_why_not: s.confined_why_not,
         }
     }
 }

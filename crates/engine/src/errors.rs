@@ -39,6 +39,9 @@ pub enum EngineError {
     HostExiting,
     /// Anything else, already phrased.
     Other(String),
+    /// Confinement was asked for and this kernel cannot enforce all of it;
+    /// the text names what is missing.
+    ConfinementUnavailable(String),
 }
 
 impl EngineError {
@@ -58,6 +61,7 @@ impl EngineError {
             EngineError::LogDir(_) => "NLC_LOG_DIR",
             EngineError::Io(_) => "NLC_IO",
             EngineError::HostExiting => "NLC_HOST_EXITING",
+            EngineError::ConfinementUnavailable(_) => "NLC_CONFINEMENT_UNAVAILABLE",
             EngineError::Other(_) => "NLC_INTERNAL",
         }
     }
@@ -123,6 +127,10 @@ impl fmt::Display for EngineError {
                 "Unknown signal {:?}: use one of {}",
                 clip(name),
                 crate::process::signals::NAMES.join(", ")
+            ),
+            EngineError::ConfinementUnavailable(m) => write!(
+                f,
+                "Confinement was asked for, but this kernel cannot enforce all of it: {m}. Nothing was started (nothing runs half-confined). To run commands unconfined explicitly, set confine: false in the policy and leave options.confine out"
             ),
             EngineError::GitNotConfigured => f.write_str(
                 "The git tools are not configured for this host: call configureGitTools(host, { repoRoot }) (NeuroLink: registerGitTools) first",
@@ -249,6 +257,7 @@ mod tests {
             EngineError::LogDir(String::new()),
             EngineError::Io(String::new()),
             EngineError::HostExiting,
+            EngineError::ConfinementUnavailable(String::new()),
             EngineError::Other(String::new()),
         ];
         let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();

@@ -4,7 +4,7 @@
 //! host's command policy, and its runs stay out of the host's lists and
 //! counters.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::errors::{EngineError, EngineResult};
 use crate::git;
@@ -12,6 +12,7 @@ use crate::jobs::commands::{self, StartContext, StartOptions};
 use crate::jobs::record::{ArtifactRef, BankMode, State};
 use crate::jobs::registry;
 pub use crate::jobs::registry::GitSettings;
+use crate::policy::confine::{Confinement, ReadSet, Tmp};
 use crate::policy::cwd;
 use crate::policy::{self, Policy, PolicyInput};
 use crate::text::capture::Stream;
@@ -36,6 +37,9 @@ pub struct GitInput {
     pub preview_chars: Option<f64>,
     /// The git executable.
     pub git_executable: Option<String>,
+    /// `confine`: `Some(false)` runs git unconfined even where the kernel
+    /// could confine it.
+    pub confine: Option<bool>,
 }
 
 /// Validate and store a host's git settings.
@@ -90,6 +94,16 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
         preview_chars: preview,
         git_executable,
         root_pending,
+        confined_why_not: if input.confine == Some(false) {
+            Some("the git toolset was configured with confine: false".to_string())
+        } else {
+            crate::process::confine::missing(false)
+        },
+        confined: false,
+    };
+    let settings = GitSettings {
+        confined: settings.confined_why_not.is_none(),
+        ..settings
     };
     registry::with_host(host, |h| h.git = Some(settings.clone()));
     Ok(settings)
@@ -179,13 +193,17 @@ pub fn start(
     .map_err(|e| EngineError::Other(format!("git refused to run: {e}")))?;
     let root = s.repo_root.to_string_lossy().into_owned();
     let argv = git::full_argv_with_overrides(&s.git_executable, &overrides, args);
-    let policy = Policy::new(PolicyInput {
+    let mut policy = Policy::new(PolicyInput {
         allowed_executables: vec![s.git_executable.clone()],
         cwd_root: root.clone(),
         default_timeout_ms: Some(s.timeout_ms),
         max_output_bytes: Some(s.max_output_bytes as f64),
         kill_grace_ms: None,
+        confine: None,
     })?;
+    if s.confined {
+        policy.confine = Some(git_confinement(&s.repo_root, &env));
+    }
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
     let handle = commands::start(
         argv,
@@ -207,6 +225,45 @@ pub fn start(
         },
     )?;
     Ok(handle.task_id)
+}
+
+/// What git may touch: read the system trees, the repository, its git
+/// directory and common directory, and the configuration files git reads;
+/// write nothing but its private temp directory; no network.
+fn git_confinement(repo: &Path, env: &[(String, String)]) -> Confinement {
+    let mut read_files: Vec<PathBuf> = Vec::new();
+    let mut add = |p: PathBuf| {
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            if !read_files.contains(&real) {
+                read_files.push(real);
+            }
+        }
+    };
+    // A linked worktree or a submodule has a `.git` file naming its git
+    // directory, which names its common directory in `commondir`.
+    let dot_git = repo.join(".git");
+    if let Ok(text) = std::fs::read_to_string(&dot_git) {
+        if let Some(dir) = text.trim_end().strip_prefix("gitdir: ") {
+            let gitdir = repo.join(dir);
+            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+                add(gitdir.join(common.trim_end()));
+            }
+            add(gitdir);
+        }
+    }
+    for p in crate::policy::confine::git_config_paths(Some(env)) {
+        add(p);
+    }
+    Confinement {
+        write: Vec::new(),
+        read: ReadSet::System,
+        exec: Vec::new(),
+        network: false,
+        // git writes temp files for some answers (blame, diff of blobs):
+        // a private TMPDIR, removed when the run settles.
+        tmp: Tmp::Private,
+        read_files,
+    }
 }
 
 /// The replaced environment: the contract's variables plus PATH and HOME from this process.

@@ -15,12 +15,15 @@ use super::bank;
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::{self, Counts};
 use super::supervisor::Control;
+use super::supervisor::PrivateTmp;
 use super::supervisor::{self, Launch, Limits};
 use crate::errors::os_reason;
 use crate::errors::{EngineError, EngineResult};
 use crate::intern;
+use crate::policy::confine::{self, Confinement, ConfinementInput, Tmp};
 use crate::policy::cwd;
 use crate::policy::{self, Policy};
+use crate::process::confine::Plan;
 use crate::process::signals;
 use crate::text::capture::{Stream, StreamLog};
 use crate::text::paging::{self, Page, Window};
@@ -40,6 +43,8 @@ pub struct StartOptions {
     pub label: Option<String>,
     /// Session.
     pub session_id: Option<String>,
+    /// `confine`: narrows the policy's confinement (SPEC §8).
+    pub confine: Option<crate::policy::confine::ConfinementInput>,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -107,12 +112,18 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     if supervisor::spawning_closed() {
         return Err(EngineError::HostExiting);
     }
+    // 9. Confinement: narrowing only, and fail closed.
+    let confinement = confinement_of(&policy, opts.confine.as_ref())?;
 
     let seq = registry::new_task_seq();
     let task_id = registry::task_id(seq);
     let logs_root = intern::intern_path(&ctx.tmpdir.join("neurolink-commands"));
     let log_dir = logs_root.join(&task_id);
     let files = make_logs(&log_dir)?;
+    let (env, confine, private_tmp) = match &confinement {
+        None => (opts.env, None, None),
+        Some(c) => prepare_confinement(c, &policy, &argv, opts.env, &ctx.tmpdir, &task_id)?,
+    };
     let session = registry::choose_session(
         ctx.host,
         [opts.session_id.as_deref(), ctx.context_session.as_deref()],
@@ -136,6 +147,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         streams: [StreamLog::new(), StreamLog::new()],
         logs_root,
         hidden: ctx.hidden,
+        confined: confine.is_some(),
         kill_grace_ms: policy.kill_grace_ms,
         bank: ctx.bank,
         pgid: AtomicI32::new(0),
@@ -158,7 +170,9 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         rec,
         Launch {
             dir,
-            env: opts.env,
+            env,
+            confine,
+            private_tmp,
             files,
             control: rx,
             limits: Limits {
@@ -172,6 +186,90 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         argv,
         started_at,
     })
+}
+
+/// The confinement a start runs under (the options' narrowing the
+/// policy's), refused when this kernel cannot enforce all of it.
+fn confinement_of(
+    policy: &Policy,
+    options: Option<&ConfinementInput>,
+) -> EngineResult<Option<Confinement>> {
+    if policy.confine.is_none() && options.is_none() {
+        return Ok(None);
+    }
+    let root = cwd::real_root(&policy.cwd_root)?;
+    let c = confine::effective(policy.confine.as_ref(), options, &root)?;
+    if let Some(c) = &c {
+        if let Some(why) = crate::process::confine::missing(c.network) {
+            return Err(EngineError::ConfinementUnavailable(why));
+        }
+    }
+    Ok(c)
+}
+
+/// The environment, rules and private temp directory of a confined start.
+type Prepared = (
+    Option<Vec<(String, String)>>,
+    Option<Plan>,
+    Option<PrivateTmp>,
+);
+
+fn prepare_confinement(
+    c: &Confinement,
+    policy: &Policy,
+    argv: &[String],
+    env: Option<Vec<(String, String)>>,
+    tmpdir: &Path,
+    task_id: &str,
+) -> EngineResult<Prepared> {
+    let root = cwd::real_root(&policy.cwd_root)?;
+    let shared = std::fs::canonicalize(tmpdir).unwrap_or_else(|_| tmpdir.to_path_buf());
+    let mut env = env;
+    let mut tmp = None;
+    if c.tmp == Tmp::Private {
+        let dir = shared.join(format!(
+            "neurolink-commands-tmp-{task_id}-{}",
+            std::process::id()
+        ));
+        DirBuilder::new().mode(0o700).create(&dir).map_err(|e| {
+            EngineError::LogDir(format!(
+                "Cannot create the private temp directory {} of a confined command: {}. Point TMPDIR at a writable directory with free space, or use confine.tmp: \"shared\".",
+                dir.display(),
+                os_reason(&e)
+            ))
+        })?;
+        let t = PrivateTmp(dir);
+        env = Some(with_tmp(env, &t.0));
+        tmp = Some(t);
+    }
+    let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
+    let plan = confine::plan(c, &root, &exe, tmp.as_ref().map(|t| t.0.as_path()), &shared);
+    Ok((env, Some(plan), tmp))
+}
+
+/// `TMPDIR`, `TMP` and `TEMP` pointed at `tmp`: added to a replacing
+/// environment unless it names them, set over the host's inherited ones.
+fn with_tmp(env: Option<Vec<(String, String)>>, tmp: &Path) -> Vec<(String, String)> {
+    const NAMES: [&str; 3] = ["TMPDIR", "TMP", "TEMP"];
+    let tmp = tmp.to_string_lossy().into_owned();
+    match env {
+        Some(mut given) => {
+            for n in NAMES {
+                if !given.iter().any(|(k, _)| k == n) {
+                    given.push((n.to_string(), tmp.clone()));
+                }
+            }
+            given
+        }
+        None => {
+            let mut host: Vec<(String, String)> = std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .filter(|(k, _)| !NAMES.contains(&k.as_str()))
+                .collect();
+            host.extend(NAMES.iter().map(|n| (n.to_string(), tmp.clone())));
+            host
+        }
+    }
 }
 
 fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {

@@ -193,6 +193,8 @@ pub struct Record {
     pub logs_root: Arc<Path>,
     /// Runs the toolsets make for themselves (git) are not listed or counted.
     pub hidden: bool,
+    /// Whether it runs under kernel confinement (SPEC §8).
+    pub confined: bool,
     /// SIGTERM → SIGKILL grace in ms.
     pub kill_grace_ms: f64,
     /// How it is banked.
@@ -257,6 +259,8 @@ pub struct Status {
     pub tail_preview: String,
     /// What went wrong.
     pub error: Option<String>,
+    /// Whether it runs under kernel confinement.
+    pub confined: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -368,6 +372,7 @@ impl Record {
             stderr,
             tail_preview: self.tail_preview(state.is_settled()),
             error,
+            confined: self.confined,
         }
     }
 

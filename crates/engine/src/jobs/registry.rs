@@ -29,6 +29,10 @@ pub struct GitSettings {
     /// The root did not exist when configured: `repo_root` is the absolute
     /// path given, resolved (and checked) again at each run until it exists.
     pub root_pending: bool,
+    /// Whether git runs under kernel confinement (SPEC §8).
+    pub confined: bool,
+    /// Why not, when it does not.
+    pub confined_why_not: Option<String>,
 }
 
 /// What the engine keeps per host.

@@ -52,6 +52,7 @@ fn start_process(
     rec: &Record,
     dir: &HeldDir,
     env: Option<&[(String, String)]>,
+    confine: Option<&crate::process::confine::Plan>,
 ) -> std::io::Result<spawn::Spawned> {
     // The watchdog runs before the first process exists, not just after it.
     watchdog::ensure_started();
@@ -65,6 +66,7 @@ fn start_process(
         argv: &rec.argv,
         cwd: &dir.proc_path(),
         env,
+        confine,
     })?;
     rec.pgid
         .store(child.pid, std::sync::atomic::Ordering::Release);
@@ -88,6 +90,10 @@ pub struct Launch {
     pub dir: HeldDir,
     /// The replacing environment, when given.
     pub env: Option<Vec<(String, String)>>,
+    /// The kernel confinement to apply, when confined.
+    pub confine: Option<crate::process::confine::Plan>,
+    /// The private temp directory, removed before the command settles.
+    pub private_tmp: Option<PrivateTmp>,
     /// stdout.log and stderr.log, open for writing.
     pub files: [File; 2],
     /// The mailbox.
@@ -95,6 +101,18 @@ pub struct Launch {
     /// The budget and the cap (only the supervisor needs them, so the
     /// record does not keep them).
     pub limits: Limits,
+}
+
+/// A confined command's private temp directory: removed (without following
+/// symlinks) when dropped, which the supervisor does just before it
+/// publishes the settled state.
+#[derive(Debug)]
+pub struct PrivateTmp(pub std::path::PathBuf);
+
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A command's budget and per-stream byte cap.
@@ -154,11 +172,14 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
     let Launch {
         dir,
         env,
+        confine,
+        private_tmp,
         files,
         mut control,
         limits,
     } = l;
-    let spawned = start_process(&rec, &dir, env.as_deref());
+    let spawned = start_process(&rec, &dir, env.as_deref(), confine.as_ref());
+    drop(confine);
     drop(dir);
     let child = match spawned {
         Ok(c) => c,
@@ -174,6 +195,7 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
             for s in Stream::BOTH {
                 rec.log(s).finish();
             }
+            drop(private_tmp);
             finish(&rec, State::Exited, None, None, Some(error), false).await;
             return;
         }
@@ -214,6 +236,7 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
             None => note,
         });
     }
+    drop(private_tmp);
     finish(&rec, state, code, signal, error, killed).await;
 }
 

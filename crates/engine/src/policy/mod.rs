@@ -3,6 +3,7 @@
 //! ([`cwd`]). Both run before anything is created or spawned; a refusal
 //! here leaves no trace.
 
+pub mod confine;
 pub mod cwd;
 pub mod validate;
 

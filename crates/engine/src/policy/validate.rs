@@ -25,6 +25,8 @@ pub struct Policy {
     pub max_output_bytes: u64,
     /// SIGTERM → SIGKILL grace, in ms.
     pub kill_grace_ms: f64,
+    /// Kernel confinement of every command (`None`: unconfined).
+    pub confine: Option<super::confine::Confinement>,
 }
 
 /// The numeric fields of a policy as the caller gave them (absent = default).
@@ -40,6 +42,8 @@ pub struct PolicyInput {
     pub max_output_bytes: Option<f64>,
     /// `killGraceMs`.
     pub kill_grace_ms: Option<f64>,
+    /// `confine` (`None`: absent or `false`).
+    pub confine: Option<super::confine::ConfinementInput>,
 }
 
 impl Policy {
@@ -57,7 +61,15 @@ impl Policy {
                 "cwdRoot must be a non-empty path of an existing directory (without NUL characters)".into(),
             ));
         }
+        let confine = match &input.confine {
+            None => None,
+            Some(c) => {
+                let root = super::cwd::real_root(&input.cwd_root)?;
+                Some(super::confine::resolve(c, &root, "policy.confine")?)
+            }
+        };
         Ok(Policy {
+            confine,
             allowed_executables: input.allowed_executables,
             cwd_root: input.cwd_root,
             default_timeout_ms: positive_or(

@@ -9,8 +9,9 @@
 //! sandbox before exec, a terminal allocator — without the checks seeing the
 //! wrapper and without the wrapper bypassing them. It must keep the shape
 //! spawn relies on: no shell, posix_spawn (no `pre_exec`, no fork of the
-//! host), the leader as its group's id. Today no transform is configured and
-//! the request passes through unchanged.
+//! host), the leader as its group's id. A confined start (SPEC §8) spawns
+//! through [`confine::spawn`](super::confine::spawn); otherwise the request
+//! passes through unchanged.
 
 use std::path::Path;
 
@@ -27,9 +28,14 @@ pub struct Request<'a> {
     pub cwd: &'a Path,
     /// The replacing environment, if any.
     pub env: Option<&'a [(String, String)]>,
+    /// The kernel confinement to apply, if any.
+    pub confine: Option<&'a super::confine::Plan>,
 }
 
-/// Apply the configured transform (none yet) and spawn the result.
+/// Apply the configured transform and spawn the result.
 pub fn spawn(launch: Request<'_>) -> std::io::Result<Spawned> {
-    super::spawn::spawn(launch.argv, launch.cwd, launch.env)
+    match launch.confine {
+        Some(plan) => super::confine::spawn(plan, launch),
+        None => super::spawn::spawn(launch.argv, launch.cwd, launch.env),
+    }
 }

@@ -1,0 +1,435 @@
+// Kernel confinement (SPEC §8) through the public exports, with real
+// processes and this kernel's Landlock and seccomp. Every refused action is
+// paired with the same action unconfined, which succeeds.
+import assert from 'node:assert/strict'
+import { execFileSync, spawnSync } from 'node:child_process'
+import dgram from 'node:dgram'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { Worker } from 'node:worker_threads'
+
+import { nc, tempRoot, waitFor } from './helpers.ts'
+
+const SH = '/bin/sh'
+const BASH = '/bin/bash'
+const NODE = process.execPath
+const SETSID = '/usr/bin/setsid'
+const ALLOWED = [SH, BASH, NODE, SETSID]
+
+const scratch: string[] = []
+after(() => {
+  for (const d of scratch) rmSync(d, { recursive: true, force: true })
+})
+
+/** A directory directly in $HOME: outside every default tree. */
+function homeDir(): string {
+  const d = realpathSync(mkdtempSync(join(homedir(), '.nlc-confine-test-')))
+  scratch.push(d)
+  return d
+}
+
+function root(): string {
+  const d = tempRoot('nlc-confine-')
+  scratch.push(d)
+  return d
+}
+
+function host(cwdRoot: string, confine?: nc.Confinement | false): object {
+  const h = {}
+  nc.setBackgroundCommandPolicy(h, { allowedExecutables: ALLOWED, cwdRoot, ...(confine === undefined ? {} : { confine }) })
+  return h
+}
+
+interface Ran {
+  st: nc.BackgroundCommandStatus
+  out: string
+  err: string
+}
+
+async function run(h: object, argv: string[], options: Partial<nc.BackgroundCommandOptions> = {}): Promise<Ran> {
+  const { taskId } = await nc.startBackgroundCommand(h, argv, { cwd: '.', ...options })
+  const st = await nc.awaitBackgroundCommand(h, taskId)
+  const out = (await nc.readBackgroundCommandOutput(h, taskId, { stream: 'stdout' })).content
+  const err = (await nc.readBackgroundCommandOutput(h, taskId, { stream: 'stderr' })).content
+  return { st, out, err }
+}
+
+const sh = (h: object, script: string, options: Partial<nc.BackgroundCommandOptions> = {}) =>
+  run(h, [SH, '-c', script], options)
+
+test('confinementSupport() reports what this kernel enforces', () => {
+  const s = nc.confinementSupport()
+  assert.deepEqual(Object.keys(s).sort(), ['filesystem', 'landlockAbi', 'network', 'seccomp', 'signals'])
+  assert.ok(Number.isInteger(s.landlockAbi) && s.landlockAbi >= 6, `Landlock ABI ${s.landlockAbi}`)
+  assert.deepEqual([s.filesystem, s.network, s.signals, s.seccomp], [true, true, true, true])
+})
+
+test('a confined command cannot create files outside its write trees; the root and its private TMPDIR it can', async () => {
+  const r = root()
+  const sibling = root()
+  const home = homeDir()
+  const open = host(r)
+  const confined = host(r, {})
+  for (const dir of [sibling, home]) {
+    const script = `echo x > ${dir}/made && echo wrote`
+    const control = await sh(open, script)
+    assert.equal(control.st.exitCode, 0, control.err)
+    assert.equal(control.out, 'wrote\n')
+    assert.equal(control.st.confined, false)
+    rmSync(join(dir, 'made'))
+    const refused = await sh(confined, script)
+    assert.equal(refused.st.confined, true)
+    assert.notEqual(refused.st.exitCode, 0)
+    assert.match(refused.err, /Permission denied/)
+    assert.equal(existsSync(join(dir, 'made')), false)
+  }
+  const ok = await sh(
+    confined,
+    'echo r > in-root && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "$TMPDIR" && [ "$TMP" = "$TMPDIR" ] && [ "$TEMP" = "$TMPDIR" ]',
+  )
+  assert.equal(ok.st.exitCode, 0, ok.err)
+  assert.equal(readFileSync(join(r, 'in-root'), 'utf8'), 'r\n')
+  const [t, tmp] = ok.out.trimEnd().split('\n')
+  assert.equal(t, 't')
+  assert.match(tmp!, /neurolink-commands-tmp-/)
+  assert.equal(existsSync(tmp!), false, 'the private TMPDIR is removed once the command settled')
+  // A caller-named TMPDIR in a replacing env is kept (and not removed).
+  const own = join(r, 'mytmp')
+  mkdirSync(own)
+  const named = await sh(confined, 'echo "$TMPDIR" && echo k > "$TMPDIR/k"', { env: { TMPDIR: own, PATH: '/usr/bin:/bin' } })
+  assert.equal(named.out, `${own}\n`)
+  assert.equal(readFileSync(join(own, 'k'), 'utf8'), 'k\n')
+})
+
+test('a confined command cannot read a file in $HOME under the default read set', async () => {
+  const r = root()
+  const home = homeDir()
+  writeFileSync(join(home, 'credentials'), 'aws_secret=1\n')
+  const script = `cat ${home}/credentials`
+  assert.equal((await sh(host(r), script)).out, 'aws_secret=1\n')
+  const refused = await sh(host(r, {}), script)
+  assert.notEqual(refused.st.exitCode, 0)
+  assert.match(refused.err, /Permission denied/)
+  assert.equal(refused.out, '')
+  // Listed under read, it is readable.
+  const listed = await sh(host(r, { read: [home] }), script)
+  assert.equal(listed.out, 'aws_secret=1\n')
+})
+
+test('network: false — no TCP connect to a local listener, no UDP datagram delivered', async () => {
+  const r = root()
+  const server = net.createServer((s) => s.end())
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
+  const tport = (server.address() as net.AddressInfo).port
+  const udp = dgram.createSocket('udp4')
+  const got: string[] = []
+  udp.on('message', (m) => got.push(m.toString()))
+  await new Promise<void>((ok) => udp.bind(0, '127.0.0.1', ok))
+  const uport = udp.address().port
+  const tcpJs = `require('net').connect(${tport},'127.0.0.1',()=>{console.log('connected');process.exit(0)}).on('error',e=>{console.error(e.code);process.exit(3)})`
+  const udpJs = (tag: string) =>
+    `const s=require('dgram').createSocket('udp4');s.on('error',e=>{console.error(e.code);process.exit(3)});s.send('${tag}',${uport},'127.0.0.1',e=>{if(e){console.error(e.code);process.exit(3)}console.log('sent');s.close()})`
+  try {
+    const control = await run(host(r), [NODE, '-e', tcpJs])
+    assert.equal(control.out, 'connected\n', control.err)
+    const refused = await run(host(r, {}), [NODE, '-e', tcpJs])
+    assert.equal(refused.st.exitCode, 3)
+    assert.match(refused.err, /EACCES|EPERM/)
+
+    const sent = await run(host(r), [NODE, '-e', udpJs('open')])
+    assert.equal(sent.out, 'sent\n', sent.err)
+    await waitFor(() => got.includes('open'), 5000, 'the control datagram')
+    const blocked = await run(host(r, {}), [NODE, '-e', udpJs('confined')])
+    assert.equal(blocked.st.exitCode, 3)
+    assert.match(blocked.err, /EACCES|EPERM/)
+    // The control above arrived within milliseconds; give a stray one as long.
+    await new Promise((ok) => setTimeout(ok, 300))
+    assert.deepEqual(got, ['open'])
+
+    // network: true where the policy allows it.
+    const allowed = await run(host(r, { network: true }), [NODE, '-e', tcpJs])
+    assert.equal(allowed.out, 'connected\n', allowed.err)
+    assert.equal(allowed.st.confined, true)
+  } finally {
+    server.close()
+    udp.close()
+  }
+})
+
+test('a confined command cannot signal the host', async () => {
+  const r = root()
+  const script = `kill -0 ${process.pid} && echo reached`
+  assert.equal((await sh(host(r), script)).out, 'reached\n')
+  const refused = await sh(host(r, {}), script)
+  assert.notEqual(refused.st.exitCode, 0)
+  assert.match(refused.err, /Operation not permitted/)
+})
+
+test('grandchildren, also one in a new session (setsid), are confined the same way', async () => {
+  const r = root()
+  const home = homeDir()
+  const script = (tag: string) =>
+    `${SETSID} ${BASH} -c 'echo g > ${home}/${tag}; echo $? > ${r}/${tag}.status; kill -0 ${process.pid}; echo $? >> ${r}/${tag}.status' & wait`
+  await sh(host(r), script('open'))
+  await sh(host(r, {}), script('confined'))
+  const status = (tag: string) =>
+    waitFor(() => existsSync(join(r, `${tag}.status`)) && readFileSync(join(r, `${tag}.status`), 'utf8').split('\n').length > 2 && readFileSync(join(r, `${tag}.status`), 'utf8'), 10_000, `${tag} grandchild`)
+  assert.equal(await status('open'), '0\n0\n')
+  assert.equal(existsSync(join(home, 'open')), true)
+  assert.equal(await status('confined'), '1\n1\n', 'the setsid grandchild can neither write $HOME nor signal the host')
+  assert.equal(existsSync(join(home, 'confined')), false)
+})
+
+test('options.confine only narrows; policy.confine is validated', async () => {
+  const r = root()
+  const sibling = root()
+  const h = host(r, {})
+  mkdirSync(join(r, 'sub'))
+  // Narrowing is accepted: only `sub` is writable now.
+  const narrowed = await sh(h, 'echo a > sub/a && echo b > b', { confine: { write: [join(r, 'sub')] } })
+  assert.notEqual(narrowed.st.exitCode, 0)
+  assert.equal(existsSync(join(r, 'sub', 'a')), true)
+  assert.equal(existsSync(join(r, 'b')), false)
+  const widen: [nc.Confinement, RegExp][] = [
+    [{ write: [sibling] }, /is not inside any of the policy's write trees/],
+    [{ read: 'all' }, /read: "all" is allowed only where the policy's read is "all"/],
+    [{ network: true }, /network: true is allowed only where the policy's network is true/],
+    [{ tmp: 'shared' }, /tmp: "shared"/],
+    [{ read: [homedir()] }, /is not inside the policy's read set/],
+  ]
+  for (const [confine, phrase] of widen) {
+    await assert.rejects(nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.', confine }), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'NLC_INVALID_ARGUMENT')
+      assert.match(e.message, /options\.confine may only narrow the policy's confinement, never widen it/)
+      assert.match(e.message, phrase)
+      return true
+    })
+  }
+  await assert.rejects(nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.', confine: false as never }), coded('NLC_INVALID_ARGUMENT', /options\.confine must be a Confinement object/))
+  // Under an unconfined policy any options.confine narrows.
+  const unconfined = host(r)
+  const c = await sh(unconfined, `echo x > ${sibling}/x`, { confine: { read: 'all', network: true } })
+  assert.equal(c.st.confined, true)
+  assert.match(c.err, /Permission denied/)
+  assert.throws(() => host(r, { write: [join(r, 'missing')] }), coded('NLC_INVALID_ARGUMENT', /policy\.confine\.write entry .* is not an existing directory/))
+  assert.throws(() => host(r, { tmp: 'nope' as never }), coded('NLC_INVALID_ARGUMENT', /policy\.confine\.tmp must be "private" or "shared"/))
+  assert.throws(() => host(r, true as never), coded('NLC_INVALID_ARGUMENT', /policy\.confine must be false or a Confinement object/))
+  // confine: false is the explicit way to run unconfined.
+  assert.equal((await sh(host(r, false), 'true')).st.confined, false)
+})
+
+/** An assert.throws/rejects validator: the error carries `code` and its message matches `phrase`. */
+function coded(code: string, phrase: RegExp): (e: Error & { code?: string }) => boolean {
+  return (e) => {
+    assert.equal(e.code, code, e.message)
+    assert.match(e.message, phrase)
+    return true
+  }
+}
+
+/** Run a script in a fresh node process whose engine believes the given overrides. */
+function withOverrides(env: Record<string, string>, body: string): string {
+  const script = `
+    const nc = require(${JSON.stringify(join(import.meta.dirname, '..', 'index.js'))});
+    (async () => { ${body} })().catch((e) => { console.log('UNEXPECTED ' + e.message); process.exit(1) })`
+  return execFileSync(NODE, ['-e', script], { env: { ...process.env, ...env }, encoding: 'utf8' })
+}
+
+test('fail closed: without the Landlock ABI needed nothing starts, and the refusal names what is missing and confine: false', () => {
+  const r = root()
+  const out = withOverrides(
+    { NEUROLINK_COMMANDS_TEST_LANDLOCK_ABI: '0' },
+    `
+    const s = nc.confinementSupport();
+    console.log(JSON.stringify(s));
+    const h = {};
+    nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: {} });
+    try { await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'echo ran > ran'], { cwd: '.' }); console.log('STARTED') }
+    catch (e) { console.log('REFUSED ' + e.code + ' ' + e.message) }
+    const u = {};
+    nc.setBackgroundCommandPolicy(u, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: false });
+    const t = await nc.startBackgroundCommand(u, ['/bin/sh', '-c', 'echo ran > unconfined'], { cwd: '.' });
+    const st = await nc.awaitBackgroundCommand(u, t.taskId);
+    console.log('UNCONFINED ' + st.exitCode + ' ' + st.confined);
+    `,
+  )
+  const [support, refused, unconfined] = out.trimEnd().split('\n')
+  assert.deepEqual(JSON.parse(support!), { landlockAbi: 0, filesystem: false, network: false, signals: false, seccomp: true })
+  assert.match(refused!, /^REFUSED NLC_CONFINEMENT_UNAVAILABLE Confinement was asked for, but this kernel cannot enforce all of it: Landlock ABI 6 .* is needed, this kernel offers none \(ABI 0\)/)
+  assert.match(refused!, /Nothing was started/)
+  assert.match(refused!, /set confine: false in the policy/)
+  assert.equal(existsSync(join(r, 'ran')), false)
+  assert.equal(unconfined, 'UNCONFINED 0 false')
+  assert.equal(readFileSync(join(r, 'unconfined'), 'utf8'), 'ran\n')
+
+  // An older ABI is named; without seccomp only network: false is refused.
+  const old = withOverrides(
+    { NEUROLINK_COMMANDS_TEST_LANDLOCK_ABI: '4' },
+    `const h = {}; nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: { network: true } });
+     try { await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'true'], { cwd: '.' }) } catch (e) { console.log(e.code + ' ' + e.message) }`,
+  )
+  assert.match(old, /^NLC_CONFINEMENT_UNAVAILABLE .*Landlock ABI 6 .* is needed, this kernel offers ABI 4/)
+  const noSeccomp = withOverrides(
+    { NEUROLINK_COMMANDS_TEST_SECCOMP: '0' },
+    `const h = {}; nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: { network: true } });
+     try { await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'true'], { cwd: '.', confine: { network: false } }); console.log('STARTED') } catch (e) { console.log(e.code + ' ' + e.message) }
+     const t = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'true'], { cwd: '.' });
+     console.log('NETWORK-TRUE ' + (await nc.awaitBackgroundCommand(h, t.taskId)).confined)`,
+  )
+  assert.match(noSeccomp, /^NLC_CONFINEMENT_UNAVAILABLE .*seccomp filters \(to refuse UDP and non-unix sockets under network: false\) are not available/)
+  assert.match(noSeccomp, /NETWORK-TRUE true\n$/)
+})
+
+function makeRepo(): string {
+  const repo = root()
+  const g = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.test', ...args], { cwd: repo, encoding: 'utf8' })
+  g('init', '-q', '-b', 'main')
+  writeFileSync(join(repo, 'a.txt'), 'one\ntwo\n')
+  g('add', '.')
+  g('commit', '-q', '-m', 'first')
+  writeFileSync(join(repo, 'a.txt'), 'one\ntwo\nthree\n')
+  g('commit', '-q', '-am', 'second')
+  return repo
+}
+
+test('the git toolset is confined and still answers all six tools on a real repository', async () => {
+  const repo = makeRepo()
+  const h = {}
+  const s = nc.configureGitTools(h, { repoRoot: repo })
+  assert.equal(s.confined, true)
+  assert.equal(s.confinedWhyNot, undefined)
+  const tools = nc.createGitTools(h)
+  const ok = async (name: keyof nc.GitTools, params: object) => {
+    const r = (await tools[name]!.execute(params)) as nc.GitToolResult
+    assert.equal(r.ok, true, `${name}: ${JSON.stringify(r)}`)
+    return r.preview
+  }
+  assert.match(await ok('git_log', {}), /second\n.*first/s)
+  assert.match(await ok('git_show', { ref: 'HEAD' }), /\+three/)
+  assert.match(await ok('git_diff', { base: 'HEAD~1', head: 'HEAD' }), /\+three/)
+  assert.match(await ok('git_blame', { path: 'a.txt' }), /three/)
+  assert.match(await ok('git_merge_base', { base: 'HEAD', head: 'HEAD~1' }), /^[0-9a-f]{40}\n$/)
+  assert.equal(await ok('git_ls_files', {}), 'a.txt\n')
+
+  // Switched off, it says so and runs unconfined.
+  const off = {}
+  const o = nc.configureGitTools(off, { repoRoot: repo, confine: false })
+  assert.deepEqual([o.confined, o.confinedWhyNot], [false, 'the git toolset was configured with confine: false'])
+  assert.equal((await nc.runGitCommand(off, ['ls-files'])).preview, 'a.txt\n')
+
+  // Made to believe the kernel has no Landlock, git runs as before, unconfined.
+  const out = withOverrides(
+    { NEUROLINK_COMMANDS_TEST_LANDLOCK_ABI: '0' },
+    `const h = {}; const s = nc.configureGitTools(h, { repoRoot: ${JSON.stringify(repo)} });
+     console.log(JSON.stringify([s.confined, s.confinedWhyNot]));
+     console.log((await nc.runGitCommand(h, ['ls-files'])).preview)`,
+  )
+  const [flags, listed] = out.split('\n')
+  const [confined, why] = JSON.parse(flags!)
+  assert.equal(confined, false)
+  assert.match(why, /Landlock ABI 6 .* is needed, this kernel offers none/)
+  assert.equal(listed, 'a.txt')
+})
+
+test("a hostile repository's programs, were they to run under the git toolset, could neither write nor reach the network", async () => {
+  const repo = makeRepo()
+  const home = homeDir()
+  const server = net.createServer((s) => s.end())
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
+  const port = (server.address() as net.AddressInfo).port
+  // A "git" that first acts as a hostile program would (only when asked for
+  // the log, so the configuration listing before the run stays plain), then
+  // runs the real git.
+  const bin = root()
+  const fakeGit = join(bin, 'git')
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim()
+  writeFileSync(
+    fakeGit,
+    `#!${BASH}
+case " $* " in *" log "*)
+  echo pwned 2>/dev/null > ${repo}/pwned-repo; echo "repo:$?" >&2
+  echo pwned 2>/dev/null > ${home}/pwned-home; echo "home:$?" >&2
+  (echo hi > /dev/tcp/127.0.0.1/${port}) 2>/dev/null; echo "tcp:$?" >&2
+  ;;
+esac
+exec ${realGit} "$@"
+`,
+  )
+  chmodSync(fakeGit, 0o755)
+  try {
+    const h = {}
+    assert.equal(nc.configureGitTools(h, { repoRoot: repo, gitExecutable: fakeGit }).confined, true)
+    const r = await nc.runGitCommand(h, ['log', '--oneline'])
+    assert.equal(r.ok, true)
+    assert.match(r.preview, /second/)
+    assert.equal(r.stderrPreview, 'repo:1\nhome:1\ntcp:1\n')
+    assert.equal(existsSync(join(repo, 'pwned-repo')), false)
+    assert.equal(existsSync(join(home, 'pwned-home')), false)
+    // Control: the same program run unconfined does all three.
+    const ran = spawnSync(fakeGit, ['log', '--oneline'], { cwd: repo, encoding: 'utf8' })
+    assert.equal(ran.stderr, 'repo:0\nhome:0\ntcp:0\n')
+    assert.equal(existsSync(join(repo, 'pwned-repo')), true)
+  } finally {
+    server.close()
+  }
+})
+
+test('the host is not confined afterwards: its main thread and a worker thread still write and connect', async () => {
+  const r = root()
+  const home = homeDir()
+  const h = host(r, {})
+  assert.equal((await sh(h, 'true')).st.confined, true)
+  const server = net.createServer((s) => s.end())
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
+  const port = (server.address() as net.AddressInfo).port
+  try {
+    writeFileSync(join(home, 'main-thread'), 'ok')
+    await new Promise<void>((ok, fail) => net.connect(port, '127.0.0.1', ok).on('error', fail))
+    const w = new Worker(
+      `const { writeFileSync } = require('node:fs'); const net = require('node:net');
+       const { parentPort, workerData } = require('node:worker_threads');
+       writeFileSync(workerData.file, 'ok');
+       net.connect(workerData.port, '127.0.0.1', () => parentPort.postMessage('connected')).on('error', (e) => parentPort.postMessage(e.code));`,
+      { eval: true, workerData: { file: join(home, 'worker-thread'), port } },
+    )
+    const msg = await new Promise((ok) => w.once('message', ok))
+    await w.terminate()
+    assert.equal(msg, 'connected')
+    assert.equal(readFileSync(join(home, 'worker-thread'), 'utf8'), 'ok')
+  } finally {
+    server.close()
+  }
+})
+
+test('real tools work under the default confinement: node, npm and pnpm scripts, python3 multiprocessing, git', async () => {
+  const r = root()
+  writeFileSync(
+    join(r, 'package.json'),
+    JSON.stringify({ name: 'probe', version: '1.0.0', scripts: { hi: 'node -e "console.log(6*7)"' } }),
+  )
+  writeFileSync(
+    join(r, 'mp.py'),
+    'import multiprocessing as mp\nif __name__ == "__main__":\n    with mp.Pool(2) as p:\n        print(p.map(abs, [-1, -2]))\n',
+  )
+  const tools = ['/usr/bin/npm', '/usr/bin/pnpm', '/usr/bin/python3', '/usr/bin/git'].filter((t) => existsSync(t))
+  const h = {}
+  nc.setBackgroundCommandPolicy(h, { allowedExecutables: [NODE, SH, ...tools], cwdRoot: r, confine: {} })
+  const ok = async (argv: string[]) => {
+    const x = await run(h, argv)
+    assert.equal(x.st.exitCode, 0, `${argv.join(' ')}: ${x.err}`)
+    assert.equal(x.st.confined, true)
+    return x.out
+  }
+  assert.equal(await ok([NODE, '-e', 'console.log(require("os").tmpdir().includes("neurolink-commands-tmp-"))']), 'true\n')
+  if (tools.includes('/usr/bin/npm')) assert.match(await ok(['/usr/bin/npm', 'run', 'hi']), /\n42\n/)
+  if (tools.includes('/usr/bin/pnpm')) assert.match(await ok(['/usr/bin/pnpm', 'run', 'hi']), /^42\n/m)
+  if (tools.includes('/usr/bin/python3')) assert.equal(await ok(['/usr/bin/python3', 'mp.py']), '[1, 2]\n')
+  assert.equal(
+    await ok([SH, '-c', 'git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m m && git log --format=%s']),
+    'm\n',
+  )
+})

@@ -1,0 +1,436 @@
+//! Kernel confinement at spawn time (SPEC §8): what this kernel can enforce,
+//! the rules one confined start applies, and the confined spawn itself.
+//!
+//! Theory of operation: a short-lived thread sets `no_new_privs`, restricts
+//! itself with a Landlock ruleset (files, TCP, signal and abstract-socket
+//! scopes) — without network it descends from the filtered spawner thread
+//! and so already carries a seccomp filter that refuses every socket family
+//! but `AF_UNIX` — then it calls the ordinary [`spawn`](super::spawn)
+//! (posix_spawn: no fork of the host, no `pre_exec`) and ends. The child
+//! inherits the thread's Landlock domain, its seccomp filter and
+//! `no_new_privs`, and so does everything the child starts, also after
+//! `setsid`. Only that thread was restricted, and it is gone: the host's
+//! other threads stay as they were.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::spawn::Spawned;
+
+/// The Landlock ABI confinement needs: file rights with truncation (3), TCP
+/// rules (4), signal and abstract-socket scopes (6).
+pub const NEEDED_ABI: u32 = 6;
+
+/// Test-only: caps the Landlock ABI the engine believes the kernel offers
+/// (read once per process). Used by the test suites to show the fail-closed
+/// refusal on a kernel that does have Landlock; never set it in production.
+pub const TEST_ABI_VAR: &str = "NEUROLINK_COMMANDS_TEST_LANDLOCK_ABI";
+/// Test-only: `0` makes the engine believe the kernel has no seccomp filters.
+pub const TEST_SECCOMP_VAR: &str = "NEUROLINK_COMMANDS_TEST_SECCOMP";
+
+/// What this kernel can enforce (`confinementSupport()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI version (0: none).
+    pub landlock_abi: u32,
+    /// Files can be confined (ABI ≥ 3: including truncation).
+    pub filesystem: bool,
+    /// TCP connect/bind can be refused (ABI ≥ 4).
+    pub network: bool,
+    /// Signals and abstract unix sockets are scoped (ABI ≥ 6).
+    pub signals: bool,
+    /// seccomp filters are available (for the socket-family filter).
+    pub seccomp: bool,
+}
+
+/// This kernel's support, measured once.
+pub fn support() -> Support {
+    static S: OnceLock<Support> = OnceLock::new();
+    *S.get_or_init(|| {
+        let mut abi = kernel_abi();
+        if let Some(cap) = std::env::var(TEST_ABI_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+        {
+            abi = abi.min(cap);
+        }
+        let seccomp = kernel_seccomp() && std::env::var(TEST_SECCOMP_VAR).as_deref() != Ok("0");
+        Support {
+            landlock_abi: abi,
+            filesystem: abi >= 3,
+            network: abi >= 4,
+            signals: abi >= 6,
+            seccomp,
+        }
+    })
+}
+
+/// What this kernel lacks to enforce a confinement (with or without
+/// network), phrased for a refusal; `None` when it can enforce all of it.
+pub fn missing(network: bool) -> Option<String> {
+    let s = support();
+    let mut lacks = Vec::new();
+    if s.landlock_abi < NEEDED_ABI {
+        lacks.push(format!(
+            "Landlock ABI {NEEDED_ABI} (files, TCP and signal scoping; Linux 6.12 or later with Landlock enabled) is needed, this kernel offers {}",
+            if s.landlock_abi == 0 {
+                "none (ABI 0)".to_string()
+            } else {
+                format!("ABI {}", s.landlock_abi)
+            }
+        ));
+    }
+    if !network && !s.seccomp {
+        lacks.push(
+            "seccomp filters (to refuse UDP and non-unix sockets under network: false) are not available"
+                .to_string(),
+        );
+    }
+    (!lacks.is_empty()).then(|| lacks.join("; "))
+}
+
+/// How a rule grants a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Read and execute files, list directories.
+    Read,
+    /// Everything, recursively.
+    Write,
+    /// Read and write an existing file (a device node), or the files below a
+    /// directory of device nodes (`/dev/pts`), without creating any.
+    Device,
+}
+
+/// The rules one confined start applies, resolved before the process exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Paths and how they are granted; a path missing when the ruleset is
+    /// built is not granted.
+    pub rules: Vec<(PathBuf, Grant)>,
+    /// Whether the network stays reachable.
+    pub network: bool,
+}
+
+/// `argv[0]`'s directory, found as the spawn finds the program (PATH of the
+/// replacing environment, else the host's), and its real directory.
+pub fn exe_dirs(program: &str, env: Option<&[(String, String)]>) -> Vec<PathBuf> {
+    let found = if program.contains('/') {
+        Some(PathBuf::from(program))
+    } else {
+        let path = match env {
+            Some(e) => e
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone()),
+            None => std::env::var("PATH").ok(),
+        }
+        .unwrap_or_else(|| "/bin:/usr/bin".into());
+        path.split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(|d| Path::new(d).join(program))
+            .find(|p| p.is_file())
+    };
+    let mut dirs = Vec::new();
+    if let Some(p) = found {
+        if let Some(d) = p.parent() {
+            dirs.push(d.to_path_buf());
+        }
+        if let Some(d) = std::fs::canonicalize(&p)
+            .ok()
+            .and_then(|r| r.parent().map(Path::to_path_buf))
+        {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+    }
+    dirs
+}
+
+/// Spawn `launch` confined by `plan` from a short-lived thread (see the
+/// module's documentation).
+///
+/// Without network, the short-lived thread is started by the engine's
+/// filtered spawner thread, which carries the socket filter (and
+/// `no_new_privs`) and runs nothing else: threads inherit its filter by
+/// reference, so no filter is compiled and attached per command (attaching
+/// one costs about a millisecond, most of it the kernel preparing and later
+/// freeing the program).
+pub fn spawn(plan: &Plan, launch: super::transform::Request<'_>) -> std::io::Result<Spawned> {
+    if plan.network {
+        return std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("nlc-confine".into())
+                .spawn_scoped(scope, || {
+                    imp::restrict_this_thread(plan)?;
+                    super::spawn::spawn(launch.argv, launch.cwd, launch.env)
+                })?
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
+        });
+    }
+    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+    let job = Job {
+        plan: plan.clone(),
+        argv: launch.argv.to_vec(),
+        cwd: launch.cwd.to_path_buf(),
+        env: launch.env.map(<[(String, String)]>::to_vec),
+        reply,
+    };
+    imp::filtered_spawner()?
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job)
+        .map_err(|_| std::io::Error::other("the filtered spawner thread is gone"))?;
+    answer
+        .recv()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
+}
+
+/// One confined spawn handed to the filtered spawner.
+struct Job {
+    plan: Plan,
+    argv: Vec<String>,
+    cwd: PathBuf,
+    env: Option<Vec<(String, String)>>,
+    reply: std::sync::mpsc::SyncSender<std::io::Result<Spawned>>,
+}
+
+impl Job {
+    /// Run in a thread of the filtered spawner: Landlock, then spawn.
+    fn run(self) {
+        let r = imp::restrict_this_thread(&self.plan)
+            .and_then(|()| super::spawn::spawn(&self.argv, &self.cwd, self.env.as_deref()));
+        let _ = self.reply.send(r);
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::{Grant, Plan};
+    use landlock::{
+        Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+    };
+    use std::io;
+    use std::sync::OnceLock;
+
+    pub fn kernel_abi() -> u32 {
+        // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+        // only asks for the ABI version; it reads no memory and creates nothing.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                1u32,
+            )
+        };
+        if v > 0 {
+            v as u32
+        } else {
+            0
+        }
+    }
+
+    pub fn kernel_seccomp() -> bool {
+        std::fs::read_to_string("/proc/self/status")
+            .map(|s| s.lines().any(|l| l.starts_with("Seccomp_filters:")))
+            .unwrap_or(false)
+    }
+
+    fn ll(e: impl std::fmt::Display) -> io::Error {
+        io::Error::other(format!("confinement could not be applied: {e}"))
+    }
+
+    /// The socket filter: every `socket()` whose family is not `AF_UNIX`, and
+    /// `io_uring_setup` (io_uring can create sockets too), fail with EACCES.
+    fn socket_filter() -> io::Result<&'static seccompiler::BpfProgram> {
+        static F: OnceLock<Result<seccompiler::BpfProgram, String>> = OnceLock::new();
+        F.get_or_init(|| {
+            use seccompiler::{
+                SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+                SeccompRule,
+            };
+            let arch: seccompiler::TargetArch = std::env::consts::ARCH
+                .try_into()
+                .map_err(|e| format!("{e:?}"))?;
+            let not_unix = SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )
+            .map_err(|e| e.to_string())?])
+            .map_err(|e| e.to_string())?;
+            let mut rules = std::collections::BTreeMap::new();
+            rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
+            rules.insert(libc::SYS_io_uring_setup, vec![]);
+            // The x32 entry points share x86_64's audit arch: close them too.
+            #[cfg(target_arch = "x86_64")]
+            {
+                const X32: i64 = 0x4000_0000;
+                rules.insert(X32 | libc::SYS_socket, vec![not_unix]);
+                rules.insert(X32 | libc::SYS_io_uring_setup, vec![]);
+            }
+            let filter = SeccompFilter::new(
+                rules,
+                SeccompAction::Allow,
+                SeccompAction::Errno(libc::EACCES as u32),
+                arch,
+            )
+            .map_err(|e| e.to_string())?;
+            seccompiler::BpfProgram::try_from(filter).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| io::Error::other(format!("the socket filter could not be built: {e}")))
+    }
+
+    /// Restrict the calling thread (and so what it spawns) by `plan`.
+    pub fn restrict_this_thread(plan: &Plan) -> io::Result<()> {
+        let fs = AccessFs::from_all(ABI::V3);
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(fs)
+            .map_err(ll)?
+            .scope(Scope::from_all(ABI::V6))
+            .map_err(ll)?;
+        if !plan.network {
+            ruleset = ruleset
+                .handle_access(AccessNet::from_all(ABI::V4))
+                .map_err(ll)?;
+        }
+        let mut created = ruleset.create().map_err(ll)?;
+        let file_rights = AccessFs::from_file(ABI::V3);
+        for (path, grant) in &plan.rules {
+            // A path missing now is not granted (Landlock rules name inodes).
+            let Ok(fd) = PathFd::new(path) else { continue };
+            let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+            let access = match grant {
+                Grant::Read => AccessFs::from_read(ABI::V3),
+                Grant::Write => fs,
+                Grant::Device if is_dir => file_rights | AccessFs::ReadDir,
+                Grant::Device => file_rights,
+            };
+            let access = if is_dir { access } else { access & file_rights };
+            created = created.add_rule(PathBeneath::new(fd, access)).map_err(ll)?;
+        }
+        let status = created.restrict_self().map_err(ll)?;
+        if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
+            return Err(ll(format!("the kernel enforced it only as {status:?}")));
+        }
+        // Without network the calling thread descends from the filtered
+        // spawner and already carries the socket filter; check it does.
+        if !plan.network && !filtered() {
+            return Err(ll("the socket filter is missing on the spawning thread"));
+        }
+        Ok(())
+    }
+
+    thread_local! {
+        static FILTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    fn filtered() -> bool {
+        FILTERED.with(|f| f.get())
+    }
+
+    type Spawner = std::sync::Mutex<std::sync::mpsc::Sender<super::Job>>;
+
+    /// The filtered spawner thread: `no_new_privs` and the socket filter on
+    /// itself, then for each job a short-lived thread (inheriting both) that
+    /// applies the job's Landlock ruleset and spawns.
+    pub fn filtered_spawner() -> io::Result<&'static Spawner> {
+        static S: OnceLock<Result<Spawner, String>> = OnceLock::new();
+        S.get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<super::Job>();
+            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<Result<(), String>>(1);
+            std::thread::Builder::new()
+                .name("nlc-filtered-spawner".into())
+                .spawn(move || {
+                    let setup = (|| -> io::Result<()> {
+                        rustix::thread::set_no_new_privs(true)?;
+                        install_filter(socket_filter()?)
+                    })();
+                    let ok = setup.is_ok();
+                    let _ = ready_tx.send(setup.map_err(|e| e.to_string()));
+                    if !ok {
+                        return;
+                    }
+                    for job in rx {
+                        let spawned = std::thread::Builder::new()
+                            .name("nlc-confine".into())
+                            .spawn(move || {
+                                FILTERED.with(|f| f.set(true));
+                                job.run()
+                            });
+                        // A thread that could not be created drops its job,
+                        // whose caller then hears the reply channel close.
+                        drop(spawned);
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+            ready_rx.recv().map_err(|e| e.to_string())??;
+            Ok(std::sync::Mutex::new(tx))
+        })
+        .as_ref()
+        .map_err(|e| io::Error::other(format!("the filtered spawner could not start: {e}")))
+    }
+
+    /// Install `prog` on the calling thread (not the others: no TSYNC) with
+    /// `SECCOMP_FILTER_FLAG_SPEC_ALLOW`. Without that flag the kernel forces
+    /// the speculative-store-bypass mitigation on every process under the
+    /// filter, which made each confined start cost ~1.5 ms more; with it a
+    /// confined command gets the same speculation policy as an unconfined
+    /// one. A kernel that does not know the flag (< 4.17) gets the filter
+    /// without it.
+    fn install_filter(prog: &seccompiler::BpfProgram) -> io::Result<()> {
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: `fprog` points at `prog`'s instructions, which outlive the
+        // call; seccompiler's `sock_filter` has the kernel's layout (code u16,
+        // jt u8, jf u8, k u32), as libc's does. The kernel copies the program
+        // and keeps no pointer into it. no_new_privs is already set by the
+        // Landlock restriction above.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW,
+                &fprog as *const libc::sock_fprog,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            return seccompiler::apply_filter(prog).map_err(ll);
+        }
+        Err(ll(format!("the socket filter could not be installed: {e}")))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::Plan;
+
+    pub fn kernel_abi() -> u32 {
+        0
+    }
+
+    pub fn kernel_seccomp() -> bool {
+        false
+    }
+
+    pub fn restrict_this_thread(_plan: &Plan) -> std::io::Result<()> {
+        Err(std::io::Error::other(
+            "kernel confinement is available on Linux only",
+        ))
+    }
+}
+
+use imp::{kernel_abi, kernel_seccomp};

@@ -1,0 +1,286 @@
+//! Kernel confinement (SPEC §8) with real processes and the real kernel's
+//! Landlock and seccomp: every refused action is paired with the same action
+//! run unconfined, which succeeds.
+
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
+use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput, Tmp};
+use neurolink_commands_engine::policy::{Policy, PolicyInput};
+use neurolink_commands_engine::process::confine as kernel;
+use neurolink_commands_engine::record::{BankMode, State, Status};
+use neurolink_commands_engine::{bank, registry};
+
+struct Fixture {
+    host: u32,
+    root: tempfile::TempDir,
+    logs: tempfile::TempDir,
+}
+
+fn fixture(confine: Option<ConfinementInput>) -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let host = registry::register_host();
+    let policy = Policy::new(PolicyInput {
+        allowed_executables: vec!["/bin/bash".into()],
+        cwd_root: root.path().to_str().unwrap().into(),
+        confine,
+        ..Default::default()
+    })
+    .unwrap();
+    registry::with_host(host, |h| h.policy = Some(policy));
+    Fixture { host, root, logs }
+}
+
+impl Fixture {
+    fn ctx(&self) -> StartContext<'static> {
+        StartContext {
+            host: self.host,
+            policy: None,
+            veto: None,
+            tmpdir: PathBuf::from(self.logs.path()),
+            context_session: None,
+            bank: BankMode::BuiltIn,
+            hidden: false,
+        }
+    }
+
+    async fn bash(&self, script: &str, confine: Option<ConfinementInput>) -> (Status, String) {
+        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
+        let opts = StartOptions {
+            cwd: ".".into(),
+            confine,
+            ..Default::default()
+        };
+        let id = commands::start(argv, opts, self.ctx()).unwrap().task_id;
+        let st = commands::await_settled(self.host, &id, Some(20_000.0))
+            .await
+            .unwrap();
+        assert_eq!(st.state, State::Exited, "{st:?}");
+        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        let err = bank::read_artifact(&st.stderr.as_ref().unwrap().artifact_id).unwrap();
+        (st, format!("{out}{err}"))
+    }
+}
+
+fn default_confine() -> Option<ConfinementInput> {
+    Some(ConfinementInput::default())
+}
+
+fn home() -> PathBuf {
+    PathBuf::from(std::env::var("HOME").unwrap())
+}
+
+/// A scratch directory directly in $HOME (outside every default tree).
+fn home_scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(".nlc-confine-test-")
+        .tempdir_in(home())
+        .unwrap()
+}
+
+#[test]
+fn this_kernel_supports_all_of_it() {
+    let s = kernel::support();
+    assert!(s.landlock_abi >= kernel::NEEDED_ABI, "{s:?}");
+    assert!(s.filesystem && s.network && s.signals && s.seccomp, "{s:?}");
+    assert_eq!(kernel::missing(false), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_stay_inside_the_write_trees() {
+    let f = fixture(None);
+    let sibling = tempfile::tempdir().unwrap();
+    let home_dir = home_scratch();
+    let script = |dir: &Path| format!("echo x > {}/made && echo wrote", dir.display());
+    for dir in [sibling.path(), home_dir.path()] {
+        // Control: unconfined, the write succeeds.
+        let (st, out) = f.bash(&script(dir), None).await;
+        assert_eq!((st.exit_code, out.as_str()), (Some(0), "wrote\n"));
+        assert!(!st.confined);
+        std::fs::remove_file(dir.join("made")).unwrap();
+        // Confined: refused by the kernel.
+        let (st, out) = f.bash(&script(dir), default_confine()).await;
+        assert!(st.confined);
+        assert_eq!(st.exit_code, Some(1), "{out}");
+        assert!(out.contains("Permission denied"), "{out}");
+        assert!(!dir.join("made").exists());
+    }
+    // The root is writable, so is the private TMPDIR.
+    let (st, out) = f
+        .bash(
+            "echo r > in-root && echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\" && [ \"$TMP\" = \"$TMPDIR\" ] && [ \"$TEMP\" = \"$TMPDIR\" ] && cat \"$TMPDIR/t\"",
+            default_confine(),
+        )
+        .await;
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.root.path().join("in-root")).unwrap(),
+        "r\n"
+    );
+    let tmp = PathBuf::from(out.lines().next().unwrap());
+    assert!(
+        tmp.starts_with(std::fs::canonicalize(f.logs.path()).unwrap()),
+        "{tmp:?}"
+    );
+    assert_eq!(out.lines().nth(1), Some("t"));
+    assert!(!tmp.exists(), "the private TMPDIR is gone once settled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn home_is_unreadable_under_the_default_read_set() {
+    let f = fixture(None);
+    let d = home_scratch();
+    std::fs::write(d.path().join("secret"), "s3cret\n").unwrap();
+    let script = format!("cat {}/secret", d.path().display());
+    let (st, out) = f.bash(&script, None).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "s3cret\n"));
+    let (st, out) = f.bash(&script, default_confine()).await;
+    assert_eq!(st.exit_code, Some(1));
+    assert!(out.contains("Permission denied"), "{out}");
+    // Listed, it is readable.
+    let listed = ConfinementInput {
+        read: Some(ReadInput::Trees(vec![d.path().to_string_lossy().into()])),
+        ..Default::default()
+    };
+    let (st, out) = f.bash(&script, Some(listed)).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "s3cret\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_network_tcp_nor_udp() {
+    let f = fixture(None);
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    let tport = tcp.local_addr().unwrap().port();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let uport = udp.local_addr().unwrap().port();
+    let tcp_script = format!("echo hi > /dev/tcp/127.0.0.1/{tport} && echo connected");
+    let udp_script = format!("echo dgram > /dev/udp/127.0.0.1/{uport} && echo sent");
+    let mut buf = [0u8; 64];
+
+    let (st, out) = f.bash(&tcp_script, None).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "connected\n"));
+    tcp.accept().unwrap();
+    let (st, out) = f.bash(&udp_script, None).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "sent\n"));
+    let (n, _) = udp.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"dgram\n");
+
+    let (st, out) = f.bash(&tcp_script, default_confine()).await;
+    assert_eq!(st.exit_code, Some(1), "{out}");
+    assert!(out.contains("Permission denied"), "{out}");
+    let (st, out) = f.bash(&udp_script, default_confine()).await;
+    assert_eq!(st.exit_code, Some(1), "{out}");
+    assert!(out.contains("Permission denied"), "{out}");
+    assert!(udp.recv_from(&mut buf).is_err(), "no datagram arrived");
+
+    // network: true under a policy that allows it.
+    let open = ConfinementInput {
+        network: Some(true),
+        ..Default::default()
+    };
+    let (st, out) = f.bash(&tcp_script, Some(open)).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "connected\n"));
+    assert!(st.confined);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cannot_signal_the_host_and_grandchildren_are_confined() {
+    let f = fixture(None);
+    let me = std::process::id();
+    let (st, out) = f.bash(&format!("kill -0 {me} && echo reached"), None).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "reached\n"));
+    let (st, out) = f
+        .bash(&format!("kill -0 {me} && echo reached"), default_confine())
+        .await;
+    assert_eq!(st.exit_code, Some(1), "{out}");
+    assert!(out.contains("Operation not permitted"), "{out}");
+
+    // A grandchild in a new session: same confinement.
+    let home_dir = home_scratch();
+    let target = home_dir.path().join("from-grandchild");
+    let script = format!(
+        "/usr/bin/setsid /bin/bash -c 'sleep 0.1; echo g > {t} ; echo $? > {r}/status' & wait",
+        t = target.display(),
+        r = f.root.path().display()
+    );
+    let (st, _) = f.bash(&script, default_confine()).await;
+    assert_eq!(st.exit_code, Some(0));
+    let status_file = f.root.path().join("status");
+    for _ in 0..100 {
+        if status_file.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&status_file).unwrap().trim(), "1");
+    assert!(!target.exists());
+    // Control: the same grandchild unconfined writes.
+    let (st, _) = f.bash(&script, None).await;
+    assert_eq!(st.exit_code, Some(0));
+    for _ in 0..100 {
+        if target.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(target.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_is_not_confined_afterwards() {
+    let f = fixture(default_confine());
+    let (st, _) = f.bash("true", None).await;
+    assert!(st.confined, "the policy's confinement applies");
+    let d = home_scratch();
+    std::fs::write(d.path().join("host-writes"), "ok").unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let t = std::thread::spawn(move || {
+        std::fs::write(d.path().join("thread-writes"), "ok").unwrap();
+        UdpSocket::bind("127.0.0.1:0").unwrap();
+    });
+    t.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_tmp_and_options_narrowing() {
+    let f = fixture(Some(ConfinementInput {
+        tmp: Some(Tmp::Shared),
+        ..Default::default()
+    }));
+    let logs = std::fs::canonicalize(f.logs.path()).unwrap();
+    let (st, out) = f
+        .bash(
+            &format!(
+                "echo s > {}/shared && echo ok; echo \"[$TMPDIR]\"",
+                logs.display()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert!(out.starts_with("ok\n"), "{out}");
+    // code: NLC_INVALID_ARGUMENT
+    let sibling = tempfile::tempdir().unwrap();
+    let argv = vec!["/bin/bash".to_string(), "-c".into(), "true".into()];
+    let e = commands::start(
+        argv,
+        StartOptions {
+            cwd: ".".into(),
+            confine: Some(ConfinementInput {
+                write: Some(vec![sibling.path().to_string_lossy().into()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        f.ctx(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("may only narrow"), "{e}");
+}
