@@ -188,6 +188,12 @@ export interface NativeStatus {
   stderr?: NativeArtifactRef
   tailPreview: string
   error?: string
+  stdinOpen: boolean
+}
+
+/** What `writeBackgroundCommandInput` resolves with. */
+export interface NativeWritten {
+  bytesWritten: number
 }
 
 /** The whole text of a built-in artifact. */
@@ -204,6 +210,9 @@ export declare function readNewOutput(hostId: number, taskId: string, stream?: s
  * host object → id map).
  */
 export declare function registerHost(listenerId: number): number
+
+/** Change a terminal command's window size (it gets SIGWINCH). */
+export declare function resizeCommandTerminal(hostId: number, taskId: string, size: unknown): void
 
 /** One page of a built-in artifact. */
 export declare function retrieveArtifact(artifactId: string, offset: number, limit: number): Promise<NativeArtifactPage>
@@ -235,3 +244,10 @@ export declare function startCommand(hostId: number, argv: unknown, options: unk
  * command starts after this.
  */
 export declare function terminateAll(): void
+
+/**
+ * Write a string (as UTF-8) or bytes to a command's input; the promise
+ * resolves once the last byte is in its pipe or terminal. `end` closes a
+ * pipe afterwards (a terminal gets ctrl-d after the data instead).
+ */
+export declare function writeCommandInput(hostId: number, taskId: string, data: unknown, end?: unknown | undefined | null): Promise<NativeWritten>

@@ -33,6 +33,50 @@ export interface BackgroundCommandOptions {
   sessionId?: string
   /** Aborting it kills the command (state `killed`). */
   abortSignal?: AbortSignal
+  /**
+   * What the command reads: `"ignore"` is /dev/null; `"pipe"` is a pipe the
+   * host writes with {@link writeBackgroundCommandInput}. @default "ignore"
+   */
+  stdin?: 'ignore' | 'pipe'
+  /**
+   * Run the command in a new session whose controlling terminal is a
+   * pseudo-terminal of this size (`true`: 80×24): stdin, stdout and stderr
+   * are the terminal; what it shows (escape sequences included) is captured
+   * in stdout.log under the same byte cap and stderr.log stays empty. Input
+   * goes through {@link writeBackgroundCommandInput}; `TERM` is
+   * `xterm-256color` unless `env` names one. @default false
+   */
+  terminal?: boolean | TerminalSize
+}
+
+/** A terminal's window size, in character cells. */
+export interface TerminalSize {
+  /** Columns, an integer from 1 to 65535. @default 80 */
+  cols?: number
+  /** Rows, an integer from 1 to 65535. @default 24 */
+  rows?: number
+}
+
+/** Options of one write to a command's input. */
+export interface BackgroundCommandInputOptions {
+  /**
+   * Close the input after the data (the command reads end of file). In a
+   * terminal, write the end-of-file character (ctrl-d) after the data
+   * instead; the input stays open. @default false
+   */
+  end?: boolean
+}
+
+/** What a write to a command's input resolves with. */
+export interface BackgroundCommandInputResult {
+  /** The bytes written: the UTF-8 bytes of a string, a terminal's ctrl-d for `end` included. */
+  bytesWritten: number
+}
+
+/** Options of {@link createBackgroundCommandTools}. */
+export interface BackgroundCommandToolsOptions {
+  /** Tools to add to NeuroLink's four. @default [] */
+  extra?: Array<'command_input' | 'command_list'>
 }
 
 /** Returned at once by a start; the command keeps running. */
@@ -82,6 +126,11 @@ export interface BackgroundCommandStatus {
   tailPreview: string
   /** Why the runner stopped it, or why it could not start. A non-zero exit is not an error. */
   error?: string
+  /**
+   * Whether its input takes writes: started with `stdin: "pipe"` or in a
+   * terminal, not closed by `end: true` or by the command, and not settled.
+   */
+  stdinOpen: boolean
 }
 
 /** A window of a stream, in UTF-16 code units of its UTF-8 decoding. */
@@ -213,6 +262,8 @@ export type CommandToolResult =
   | CommandStatusToolResult
   | BackgroundCommandOutputPage
   | GitToolResult
+  | CommandInputToolResult
+  | CommandListToolResult
 
 /** A model-facing tool. `execute` never rejects. */
 export interface CommandTool {
@@ -222,13 +273,23 @@ export interface CommandTool {
   execute(params: Record<string, unknown>, executionContext?: ToolExecutionContext): Promise<CommandToolResult>
 }
 
-/** The four command tools. */
+/** The four command tools, plus the extra ones asked for. */
 export interface BackgroundCommandTools extends Record<string, CommandTool> {
   run_command_bg: CommandTool
   command_status: CommandTool
   command_output: CommandTool
   command_kill: CommandTool
+  /** `command_input { taskId, text?, keys?, end? }`, with `extra: ["command_input"]`. */
+  command_input?: CommandTool
+  /** `command_list { running? }`, with `extra: ["command_list"]`. */
+  command_list?: CommandTool
 }
+
+/** What `command_input` returns. */
+export type CommandInputToolResult = BackgroundCommandInputResult & BackgroundCommandStatus & BackgroundCommandCounts
+
+/** What `command_list` returns. */
+export type CommandListToolResult = { commands: BackgroundCommandListEntry[] } & BackgroundCommandCounts
 
 /** The six read-only git tools. */
 export interface GitTools extends Record<string, CommandTool> {
@@ -325,8 +386,15 @@ export declare function readBackgroundCommandOutput(
   taskId: string,
   page: BackgroundCommandPageRequest,
 ): Promise<BackgroundCommandOutputPage>
-/** The four model-facing command tools bound to the host. */
-export declare function createBackgroundCommandTools(host: object): BackgroundCommandTools
+/**
+ * The model-facing command tools bound to the host: NeuroLink's four
+ * (`run_command_bg`, `command_status`, `command_output`, `command_kill`),
+ * plus `command_input` / `command_list` when `options.extra` names them.
+ */
+export declare function createBackgroundCommandTools(
+  host: object,
+  options?: BackgroundCommandToolsOptions,
+): BackgroundCommandTools
 /** The host's commands, oldest first. */
 export declare function listBackgroundCommands(
   host: object,
@@ -351,3 +419,27 @@ export declare function configureGitTools(host: object, options: GitToolsetOptio
 export declare function runGitCommand(host: object, args: string[], sessionId?: string): Promise<GitToolResult>
 /** The six read-only git tools bound to the host. */
 export declare function createGitTools(host: object): GitTools
+/**
+ * Write to the input of a command started with `stdin: "pipe"` or in a
+ * terminal. A string is written as UTF-8, a Uint8Array (or Buffer) as its
+ * bytes. Resolves once the last byte is in the pipe (waiting while the pipe
+ * is full, never blocking the JS thread). A command without an input is an
+ * invalid argument (start it with `stdin: "pipe"`); a settled command, or
+ * one whose input is closed, is refused as not running.
+ */
+export declare function writeBackgroundCommandInput(
+  host: object,
+  taskId: string,
+  data: string | Uint8Array,
+  options?: BackgroundCommandInputOptions,
+): Promise<BackgroundCommandInputResult>
+/**
+ * Change the window size of a command running in a terminal; the command
+ * gets SIGWINCH. Both sizes are integers from 1 to 65535. A command without
+ * a terminal is an invalid argument; a settled one is refused as not running.
+ */
+export declare function resizeBackgroundCommandTerminal(
+  host: object,
+  taskId: string,
+  size: { cols: number; rows: number },
+): void

@@ -9,6 +9,7 @@
 const os = require('node:os')
 const native = require('./binding.js')
 const { createBackgroundCommandTools, createGitTools } = require('./lib/tools.js')
+const { createExtraTools } = require('./lib/interactive.js')
 
 /** host object → { id, policy } */
 const hosts = new WeakMap()
@@ -348,9 +349,28 @@ async function runGitCommand(host, args, sessionId) {
   return native.runGit(state.id, argv, session, os.tmpdir(), hostBanks(host))
 }
 
-function backgroundCommandToolsFor(host) {
+function backgroundCommandToolsFor(host, options) {
   const state = hostState(host)
-  return createBackgroundCommandTools(host, module.exports, () => contextSession(host) ?? native.defaultSession(state.id))
+  const hostSession = () => contextSession(host) ?? native.defaultSession(state.id)
+  const sessionOf = (ctx) => ctx?.sessionId ?? hostSession()
+  const counters = (ctx) => backgroundCommandCounts(host, sessionOf(ctx))
+  const extra = createExtraTools(host, module.exports, counters, sessionOf, options)
+  return { ...createBackgroundCommandTools(host, module.exports, hostSession), ...extra }
+}
+
+async function writeBackgroundCommandInput(host, taskId, data, options) {
+  const state = hostState(host)
+  const id = native.checkTask(state.id, taskId)
+  if (options !== undefined && options !== null && typeof options !== 'object') {
+    throw new TypeError(`options must be an object like { end: true } (got ${describe(options)})`)
+  }
+  const end = options === undefined || options === null ? undefined : safeGet(options, 'end')
+  return native.writeCommandInput(state.id, id, data, end)
+}
+
+function resizeBackgroundCommandTerminal(host, taskId, size) {
+  const state = hostState(host)
+  native.resizeCommandTerminal(state.id, native.checkTask(state.id, taskId), size)
 }
 
 function gitToolsFor(host) {
@@ -381,4 +401,6 @@ module.exports = {
   runGitCommand,
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
+  writeBackgroundCommandInput,
+  resizeBackgroundCommandTerminal,
 }

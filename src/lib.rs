@@ -495,3 +495,7 @@ pub fn git_tool_args(host_id: u32, tool: String, params: Unknown) -> napi::Resul
     engine::git::tool_args(tool_kind, &value, &settings.repo_root)
         .map_err(|e| napi::Error::from_reason(e.to_string()))
 }
+
+// Interactive commands (SPEC §9): their napi functions live in
+// `binding/input.rs`; exported here so they count as the crate's API.
+pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};

@@ -71,6 +71,7 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
         },
         label: opt_string(&obj, "label", what)?,
         session_id: opt_string(&obj, "sessionId", what)?,
+        input: super::input::start_input(&obj)?,
     })
 }
 

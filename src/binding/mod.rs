@@ -1,5 +1,6 @@
 //! The napi glue: value conversion in and out.
 
 pub mod convert;
+pub mod input;
 pub mod inputs;
 pub mod outputs;

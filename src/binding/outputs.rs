@@ -48,6 +48,7 @@ pub struct NativeStatus {
     pub stderr: Option<NativeArtifactRef>,
     pub tail_preview: String,
     pub error: Option<String>,
+    pub stdin_open: bool,
 }
 
 impl From<Status> for NativeStatus {
@@ -65,6 +66,7 @@ impl From<Status> for NativeStatus {
             stderr: s.stderr.map(Into::into),
             tail_preview: s.tail_preview,
             error: s.error,
+            stdin_open: s.stdin_open,
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum EngineError {
     GitNotConfigured,
     /// The log directory could not be prepared.
     LogDir(String),
+    /// The command is settled, or its input is closed, so it cannot take the
+    /// call (input, resize); the message says which.
+    NotRunning(String),
     /// Anything else, already phrased.
     Other(String),
 }
@@ -46,6 +49,7 @@ impl fmt::Display for EngineError {
             | EngineError::Sandbox(m)
             | EngineError::Vetoed(m)
             | EngineError::LogDir(m)
+            | EngineError::NotRunning(m)
             | EngineError::Other(m) => f.write_str(m),
             EngineError::ShellString(exe) => write!(
                 f,

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::ids;
+use super::input::InputState;
 pub use super::supervisor::Control;
 use crate::policy;
 use crate::process::signals;
@@ -208,6 +209,8 @@ pub struct Record {
     /// The supervisor's mailbox, then the host bank's reply slot (one field:
     /// the two are never needed at once, and a settled record keeps neither).
     pub link: Mutex<Link>,
+    /// Its input, when it was started with `stdin: "pipe"` or in a terminal.
+    pub input: Option<Box<InputState>>,
 }
 
 /// What reaches a command from outside, by phase.
@@ -257,6 +260,9 @@ pub struct Status {
     pub tail_preview: String,
     /// What went wrong.
     pub error: Option<String>,
+    /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
+    /// ended, not closed by the command, not settled).
+    pub stdin_open: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -368,6 +374,7 @@ impl Record {
             stderr,
             tail_preview: self.tail_preview(state.is_settled()),
             error,
+            stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
         }
     }
 

@@ -3,6 +3,7 @@
 //! ([`signals`]) and how it is stopped when the host itself dies
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
+pub mod posix_spawn;
 pub mod signals;
 pub mod spawn;
 pub mod transform;

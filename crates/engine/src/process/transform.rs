@@ -12,9 +12,10 @@
 //! host), the leader as its group's id. Today no transform is configured and
 //! the request passes through unchanged.
 
+use std::os::fd::BorrowedFd;
 use std::path::Path;
 
-use super::spawn::Spawned;
+use super::spawn::{Input, Spawned};
 
 /// What spawn runs: the argv, the held working directory and the
 /// environment (replacing the host's when given).
@@ -25,11 +26,16 @@ pub struct Request<'a> {
     /// The working directory: the `/proc/self/fd` path of the directory
     /// held open since the cwd check.
     pub cwd: &'a Path,
+    /// The same directory as the open descriptor (what the engine's own
+    /// posix_spawn enters with `addfchdir_np`).
+    pub dir: BorrowedFd<'a>,
     /// The replacing environment, if any.
     pub env: Option<&'a [(String, String)]>,
+    /// What the command reads: /dev/null, a pipe, or a terminal.
+    pub input: Input,
 }
 
 /// Apply the configured transform (none yet) and spawn the result.
 pub fn spawn(launch: Request<'_>) -> std::io::Result<Spawned> {
-    super::spawn::spawn(launch.argv, launch.cwd, launch.env)
+    super::spawn::spawn(&launch)
 }
