@@ -273,16 +273,14 @@ export interface CommandTool {
   execute(params: Record<string, unknown>, executionContext?: ToolExecutionContext): Promise<CommandToolResult>
 }
 
-/** The four command tools, plus the extra ones asked for. */
+/** The four command tools, plus the extra ones asked for (`command_input`, `command_list`). */
 export interface BackgroundCommandTools extends Record<string, CommandTool> {
   run_command_bg: CommandTool
   command_status: CommandTool
   command_output: CommandTool
   command_kill: CommandTool
-  /** `command_input { taskId, text?, keys?, end? }`, with `extra: ["command_input"]`. */
-  command_input?: CommandTool
-  /** `command_list { running? }`, with `extra: ["command_list"]`. */
-  command_list?: CommandTool
+  // With `extra: ["command_input"]`: `command_input { taskId, text?, keys?, end? }`;
+  // with `extra: ["command_list"]`: `command_list { running? }` (reached through the index signature).
 }
 
 /** What `command_input` returns. */
