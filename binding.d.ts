@@ -62,7 +62,7 @@ export declare function killAllCommands(hostId: number): Promise<number>
 export declare function killCommand(hostId: number, taskId: unknown, signal?: unknown | undefined | null): Promise<NativeStatus>
 
 /** The host's commands, oldest first. */
-export declare function listCommands(hostId: number, filter?: unknown | undefined | null): Array<NativeListEntry>
+export declare function listCommands(hostId: number, filter?: unknown | undefined | null, contextSession?: string | undefined | null): Array<NativeListEntry>
 
 /** A stream's whole log decoded as UTF-8 (what the host's bank is given). */
 export declare function logText(taskId: string, stream: string): Promise<string>
@@ -184,6 +184,12 @@ export interface NativeStatus {
   tailPreview: string
   error?: string
   confined: boolean
+  stdinOpen: boolean
+}
+
+/** What `writeBackgroundCommandInput` resolves with. */
+export interface NativeWritten {
+  bytesWritten: number
 }
 
 /** The whole text of a built-in artifact. */
@@ -200,6 +206,9 @@ export declare function readNewOutput(hostId: number, taskId: unknown, stream?: 
  * host object → id map).
  */
 export declare function registerHost(listenerId: number): number
+
+/** Change a terminal command's window size (it gets SIGWINCH). */
+export declare function resizeCommandTerminal(hostId: number, taskId: unknown, size: unknown): void
 
 /** One page of a built-in artifact (`window` is `{ offset?, limit? }`). */
 export declare function retrieveArtifact(artifactId: unknown, window: unknown): Promise<NativeArtifactPage>
@@ -241,3 +250,11 @@ export declare function startCommand(hostId: number, argv: unknown, options: unk
  * command starts after this.
  */
 export declare function terminateAll(): void
+
+/**
+ * Write a string (as UTF-8) or bytes to a command's input; the promise
+ * resolves once the last byte is in its pipe or terminal. `options.end`
+ * closes a pipe afterwards (a terminal gets ctrl-d after the data instead).
+ * In order: the task id, the data, the options; then the engine's checks.
+ */
+export declare function writeCommandInput(hostId: number, taskId: unknown, data: unknown, options?: unknown | undefined | null): Promise<NativeWritten>

@@ -76,6 +76,50 @@ export interface BackgroundCommandOptions {
   abortSignal?: AbortSignal
   /** Kernel confinement of this command: only narrows the policy's (a wider tree, `read: "all"`, `network: true` or `tmp: "shared"` the policy does not have is refused with `NLC_INVALID_ARGUMENT`); under an unconfined policy any confinement is accepted. Absent fields inherit the policy's. */
   confine?: Confinement
+  /**
+   * What the command reads: `"ignore"` is /dev/null; `"pipe"` is a pipe the
+   * host writes with {@link writeBackgroundCommandInput}. @default "ignore"
+   */
+  stdin?: 'ignore' | 'pipe'
+  /**
+   * Run the command in a new session whose controlling terminal is a
+   * pseudo-terminal of this size (`true`: 80×24): stdin, stdout and stderr
+   * are the terminal; what it shows (escape sequences included) is captured
+   * in stdout.log under the same byte cap and stderr.log stays empty. Input
+   * goes through {@link writeBackgroundCommandInput}; `TERM` is
+   * `xterm-256color` unless `env` names one. @default false
+   */
+  terminal?: boolean | TerminalSize
+}
+
+/** A terminal's window size, in character cells. */
+export interface TerminalSize {
+  /** Columns, an integer from 1 to 65535. @default 80 */
+  cols?: number
+  /** Rows, an integer from 1 to 65535. @default 24 */
+  rows?: number
+}
+
+/** Options of one write to a command's input. */
+export interface BackgroundCommandInputOptions {
+  /**
+   * Close the input after the data (the command reads end of file). In a
+   * terminal, write the end-of-file character (ctrl-d) after the data
+   * instead; the input stays open. @default false
+   */
+  end?: boolean
+}
+
+/** What a write to a command's input resolves with. */
+export interface BackgroundCommandInputResult {
+  /** The bytes written: the UTF-8 bytes of a string, a terminal's ctrl-d for `end` included. */
+  bytesWritten: number
+}
+
+/** Options of {@link createBackgroundCommandTools}. */
+export interface BackgroundCommandToolsOptions {
+  /** Tools to add to NeuroLink's four. @default [] */
+  extra?: Array<'command_input' | 'command_list'>
 }
 
 /** Returned at once by a start; the command keeps running. */
@@ -127,6 +171,11 @@ export interface BackgroundCommandStatus {
   error?: string
   /** Whether it runs under kernel confinement (Landlock + seccomp). */
   confined: boolean
+  /**
+   * Whether its input takes writes: started with `stdin: "pipe"` or in a
+   * terminal, not closed by `end: true` or by the command, and not settled.
+   */
+  stdinOpen: boolean
 }
 
 /** A window of a stream, in UTF-16 code units of its UTF-8 decoding. */
@@ -268,7 +317,7 @@ export interface ToolRefusal {
  * - `NLC_GIT_NOT_CONFIGURED`: call `configureGitTools` first.
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
  * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
- * - `NLC_NOT_RUNNING`: reserved for input to a settled command (SPEC §9); not produced yet.
+ * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
  */
 export type BackgroundCommandErrorCode =
@@ -303,6 +352,8 @@ export type CommandToolResult =
   | CommandStatusToolResult
   | BackgroundCommandOutputPage
   | GitToolResult
+  | CommandInputToolResult
+  | CommandListToolResult
 
 /** A model-facing tool. `execute` never rejects. */
 export interface CommandTool {
@@ -312,13 +363,21 @@ export interface CommandTool {
   execute(params: Record<string, unknown>, executionContext?: ToolExecutionContext): Promise<CommandToolResult>
 }
 
-/** The four command tools. */
+/** The four command tools, plus the extra ones asked for (`command_input`, `command_list`). */
 export interface BackgroundCommandTools extends Record<string, CommandTool> {
   run_command_bg: CommandTool
   command_status: CommandTool
   command_output: CommandTool
   command_kill: CommandTool
+  // With `extra: ["command_input"]`: `command_input { taskId, text?, keys?, end? }`;
+  // with `extra: ["command_list"]`: `command_list { running? }` (reached through the index signature).
 }
+
+/** What `command_input` returns. */
+export type CommandInputToolResult = BackgroundCommandInputResult & BackgroundCommandStatus & BackgroundCommandCounts
+
+/** What `command_list` returns. */
+export type CommandListToolResult = { commands: BackgroundCommandListEntry[] } & BackgroundCommandCounts
 
 /** The six read-only git tools. */
 export interface GitTools extends Record<string, CommandTool> {
@@ -426,8 +485,15 @@ export declare function readBackgroundCommandOutput(
   taskId: string,
   page: BackgroundCommandPageRequest,
 ): Promise<BackgroundCommandOutputPage>
-/** The four model-facing command tools bound to the host. */
-export declare function createBackgroundCommandTools(host: object): BackgroundCommandTools
+/**
+ * The model-facing command tools bound to the host: NeuroLink's four
+ * (`run_command_bg`, `command_status`, `command_output`, `command_kill`),
+ * plus `command_input` / `command_list` when `options.extra` names them.
+ */
+export declare function createBackgroundCommandTools(
+  host: object,
+  options?: BackgroundCommandToolsOptions,
+): BackgroundCommandTools
 /** The host's commands, oldest first. */
 export declare function listBackgroundCommands(
   host: object,
@@ -466,3 +532,26 @@ export declare function setSessionResolver(
 ): void
 /** What kernel confinement this machine supports (measured once per process). */
 export declare function confinementSupport(): ConfinementSupport
+ * Write to the input of a command started with `stdin: "pipe"` or in a
+ * terminal. A string is written as UTF-8, a Uint8Array (or Buffer) as its
+ * bytes. Resolves once the last byte is in the pipe (waiting while the pipe
+ * is full, never blocking the JS thread). A command without an input is an
+ * invalid argument (start it with `stdin: "pipe"`); a settled command, or
+ * one whose input is closed, is refused as not running.
+ */
+export declare function writeBackgroundCommandInput(
+  host: object,
+  taskId: string,
+  data: string | Uint8Array,
+  options?: BackgroundCommandInputOptions,
+): Promise<BackgroundCommandInputResult>
+/**
+ * Change the window size of a command running in a terminal; the command
+ * gets SIGWINCH. Both sizes are integers from 1 to 65535. A command without
+ * a terminal is an invalid argument; a settled one is refused as not running.
+ */
+export declare function resizeBackgroundCommandTerminal(
+  host: object,
+  taskId: string,
+  size: { cols: number; rows: number },
+): void

@@ -9,6 +9,7 @@
 const os = require('node:os')
 const native = require('./binding.js')
 const { createBackgroundCommandTools, createGitTools } = require('./lib/tools.js')
+const { createExtraTools } = require('./lib/interactive.js')
 
 /** host object → { id, policy } */
 const hosts = new WeakMap()
@@ -352,7 +353,8 @@ async function readBackgroundCommandOutput(host, taskId, page) {
 }
 
 function listBackgroundCommands(host, filter) {
-  return native.listCommands(hostState(host).id, filter)
+  const state = hostState(host)
+  return native.listCommands(state.id, filter, hostSession(host, state, undefined))
 }
 
 function readNewBackgroundCommandOutput(host, taskId, stream) {
@@ -377,9 +379,20 @@ async function runGitCommand(host, args, sessionId) {
   return native.runGit(state.id, args, sessionId, context, os.tmpdir(), hostBanks(host))
 }
 
-function backgroundCommandToolsFor(host) {
+function backgroundCommandToolsFor(host, options) {
   hostState(host)
-  return createBackgroundCommandTools(host, module.exports, (executionContext) => toolSession(host, executionContext))
+  const sessionOf = (executionContext) => toolSession(host, executionContext)
+  const counters = (ctx) => backgroundCommandCounts(host, ctx?.sessionId)
+  const extra = createExtraTools(host, module.exports, counters, sessionOf, options)
+  return { ...createBackgroundCommandTools(host, module.exports, sessionOf), ...extra }
+}
+
+async function writeBackgroundCommandInput(host, taskId, data, options) {
+  return native.writeCommandInput(hostState(host).id, taskId, data, options)
+}
+
+function resizeBackgroundCommandTerminal(host, taskId, size) {
+  native.resizeCommandTerminal(hostState(host).id, taskId, size)
 }
 
 function gitToolsFor(host) {
@@ -422,4 +435,6 @@ module.exports = {
   createGitTools: gitToolsFor,
   setSessionResolver,
   confinementSupport,
+  writeBackgroundCommandInput,
+  resizeBackgroundCommandTerminal,
 }

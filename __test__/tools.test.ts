@@ -9,7 +9,7 @@ import { nc, tempRoot, waitFor } from './helpers.ts'
 import { ReferenceHost, type ChecklistList } from './reference-host.ts'
 
 const SH = '/bin/sh'
-const RUN_SHAPE = '{ argv: string[], cwd?: string, timeoutMs?: number }'
+const RUN_SHAPE = '{ argv: string[], cwd?: string, timeoutMs?: number, stdin?: boolean, terminal?: boolean }'
 const STATUS_SHAPE = '{ taskId: string, waitMs?: number }'
 const OUTPUT_SHAPE = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number }'
 const KILL_SHAPE = '{ taskId: string }'

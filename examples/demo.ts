@@ -14,6 +14,7 @@ import {
   readBackgroundCommandOutput,
   setBackgroundCommandPolicy,
   startBackgroundCommand,
+  writeBackgroundCommandInput,
   type BackgroundCommandStatus,
 } from '../index.js'
 
@@ -119,6 +120,34 @@ async function main(): Promise<void> {
   } else {
     console.log(dim('  this kernel cannot enforce confinement; a confined start would be refused (NLC_CONFINEMENT_UNAVAILABLE)'))
   }
+  await interactive(host)
+}
+
+/** An interactive command: a prompt in a terminal, answered while it runs. */
+async function interactive(host: object): Promise<void> {
+  console.log(bold('\nan interactive command: a prompt in a terminal, answered while it runs'))
+  const script =
+    'if [ -t 0 ]; then echo "(stdin is a terminal)"; fi; ' +
+    'printf "Deploy to which environment? "; read env; ' +
+    'printf "Type yes to deploy to %s: " "$env"; read ok; ' +
+    '[ "$ok" = yes ] && echo "deploying to $env… done" || echo "cancelled"'
+  const cmd = await startBackgroundCommand(host, ['/bin/sh', '-c', script], { cwd: '.', label: 'deploy', terminal: { cols: 80, rows: 24 } })
+  const screen = async () => (await readBackgroundCommandOutput(host, cmd.taskId, { stream: 'stdout' })).content
+  const waitFor = async (prompt: string) => {
+    for (let i = 0; i < 500 && !(await screen()).includes(prompt); i++) await new Promise((r) => setTimeout(r, 10))
+  }
+  for (const [prompt, answer] of [
+    ['environment? ', 'staging'],
+    ['to staging: ', 'yes'],
+  ]) {
+    await waitFor(prompt)
+    console.log(dim(`  the command asks ${JSON.stringify(prompt)}; still ${getBackgroundCommandStatus(host, cmd.taskId).state}, we answer ${JSON.stringify(answer)}`))
+    // \r is the enter key, as a terminal sends it.
+    await writeBackgroundCommandInput(host, cmd.taskId, `${answer}\r`)
+  }
+  const st = await awaitBackgroundCommand(host, cmd.taskId)
+  console.log(`  ${st.label} ${paint(stateColor[st.state] ?? 0, st.state)} exit ${st.exitCode}; the terminal showed:`)
+  console.log((await screen()).trimEnd().split('\r\n').map((l) => `    ${l}`).join('\n'))
 }
 
 main().catch((e: unknown) => {

@@ -119,7 +119,7 @@ function createBackgroundCommandTools(host, api, sessionOf) {
   const tool = (name, description, inputSchema, shape, run) =>
     toolObject(name, description, inputSchema, shape, bound(sessionOf, run))
 
-  const runShape = '{ argv: string[], cwd?: string, timeoutMs?: number }'
+  const runShape = '{ argv: string[], cwd?: string, timeoutMs?: number, stdin?: boolean, terminal?: boolean }'
   const run_command_bg = tool(
     'run_command_bg',
     'Start a command in the background and get its taskId at once; keep working and check on it later with command_status. ' +
@@ -137,6 +137,11 @@ function createBackgroundCommandTools(host, api, sessionOf) {
         },
         cwd: { type: 'string', description: 'Working directory inside the sandbox root (relative paths resolve against the root).' },
         timeoutMs: { type: 'number', exclusiveMinimum: 0, description: "A shorter budget than the host's, in milliseconds." },
+        stdin: { type: 'boolean', description: 'Give the command an input to write to with command_input (default: none, it reads end of file).' },
+        terminal: {
+          type: 'boolean',
+          description: 'Run it in a terminal (80x24) for programs that need one (prompts, REPLs, TUIs); its input comes from command_input, its output (escape sequences included) is stdout.',
+        },
       },
       required: ['argv'],
       additionalProperties: false,
@@ -155,6 +160,12 @@ function createBackgroundCommandTools(host, api, sessionOf) {
       const timeoutMs = requested === undefined ? undefined : Math.min(requested, budget)
       const options = { cwd: params.cwd ?? policy.cwdRoot, timeoutMs }
       if (ctx) options.sessionId = ctx.sessionId
+      for (const key of ['stdin', 'terminal']) {
+        const v = params[key]
+        if (v !== undefined && v !== null && typeof v !== 'boolean') throw new Error(`${key} must be true or false (got ${shown(v)})`)
+      }
+      if (params.stdin === true) options.stdin = 'pipe'
+      if (params.terminal === true) options.terminal = true
       const handle = await api.startBackgroundCommand(host, params.argv, options)
       return { ...handle, ...counters(ctx) }
     },
@@ -367,4 +378,4 @@ function createGitTools(host, api, gitToolArgs, sessionOf) {
   return tools
 }
 
-module.exports = { createBackgroundCommandTools, createGitTools }
+module.exports = { createBackgroundCommandTools, createGitTools, toolObject, bound, taskIdSchema, shown }

@@ -384,6 +384,7 @@ pub fn default_session(host_id: u32) -> String {
 pub fn list_commands(
     host_id: u32,
     filter: Option<Unknown>,
+    context_session: Option<String>,
 ) -> napi::Result<Vec<NativeListEntry>, Code> {
     let (session, running) = match filter {
         Some(f) if !absent(&f) => {
@@ -395,6 +396,10 @@ pub fn list_commands(
         }
         _ => (None, None),
     };
+    // A named session follows the session rule (trimmed; an empty or
+    // `fallback-<n>` id is the host's session); no sessionId lists them all.
+    let session = session
+        .map(|s| registry::choose_session(host_id, [Some(s.as_str()), context_session.as_deref()]));
     Ok(commands::list(host_id, session.as_deref(), running)
         .into_iter()
         .map(Into::into)
@@ -604,3 +609,6 @@ pub fn git_tool_args(
 // Kernel confinement (SPEC §8): `confinementSupport()` lives with its
 // option parsing in binding/confine.rs.
 pub use binding::confine::{confinement_support, NativeConfinementSupport};
+// Interactive commands (SPEC §9): their napi functions live in
+// `binding/input.rs`; exported here so they count as the crate's API.
+pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};

@@ -73,6 +73,7 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
         label: opt_string(&obj, "label", what)?,
         session_id: opt_string(&obj, "sessionId", what)?,
         confine: super::confine::options_confine(&obj)?,
+        input: super::input::start_input(&obj)?,
     })
 }
 

@@ -2,5 +2,6 @@
 
 pub mod confine;
 pub mod convert;
+pub mod input;
 pub mod inputs;
 pub mod outputs;

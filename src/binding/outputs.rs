@@ -49,6 +49,7 @@ pub struct NativeStatus {
     pub tail_preview: String,
     pub error: Option<String>,
     pub confined: bool,
+    pub stdin_open: bool,
 }
 
 impl From<Status> for NativeStatus {
@@ -67,6 +68,7 @@ impl From<Status> for NativeStatus {
             tail_preview: s.tail_preview,
             error: s.error,
             confined: s.confined,
+            stdin_open: s.stdin_open,
         }
     }
 }

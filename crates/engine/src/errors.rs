@@ -37,6 +37,9 @@ pub enum EngineError {
     Io(String),
     /// The host process is exiting: nothing starts any more.
     HostExiting,
+    /// The command is settled, or its input is closed, so it cannot take the
+    /// call (input, resize); the message says which.
+    NotRunning(String),
     /// Anything else, already phrased.
     Other(String),
     /// Confinement was asked for and this kernel cannot enforce all of it;
@@ -62,6 +65,7 @@ impl EngineError {
             EngineError::Io(_) => "NLC_IO",
             EngineError::HostExiting => "NLC_HOST_EXITING",
             EngineError::ConfinementUnavailable(_) => "NLC_CONFINEMENT_UNAVAILABLE",
+            EngineError::NotRunning(_) => "NLC_NOT_RUNNING",
             EngineError::Other(_) => "NLC_INTERNAL",
         }
     }
@@ -78,6 +82,7 @@ impl fmt::Display for EngineError {
             | EngineError::Vetoed(m)
             | EngineError::LogDir(m)
             | EngineError::Io(m)
+            | EngineError::NotRunning(m)
             | EngineError::Other(m) => f.write_str(m),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
@@ -258,6 +263,7 @@ mod tests {
             EngineError::Io(String::new()),
             EngineError::HostExiting,
             EngineError::ConfinementUnavailable(String::new()),
+            EngineError::NotRunning(String::new()),
             EngineError::Other(String::new()),
         ];
         let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();

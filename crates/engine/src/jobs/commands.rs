@@ -12,6 +12,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
 use super::bank;
+use super::input::{InputState, WriteFailure, TERMINAL_EOF};
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::{self, Counts};
 use super::supervisor::Control;
@@ -25,6 +26,7 @@ use crate::policy::cwd;
 use crate::policy::{self, Policy};
 use crate::process::confine::Plan;
 use crate::process::signals;
+use crate::process::spawn::Input;
 use crate::text::capture::{Stream, StreamLog};
 use crate::text::paging::{self, Page, Window};
 
@@ -45,6 +47,8 @@ pub struct StartOptions {
     pub session_id: Option<String>,
     /// `confine`: narrows the policy's confinement (SPEC §8).
     pub confine: Option<crate::policy::confine::ConfinementInput>,
+    /// What it reads: /dev/null (the default), a pipe, or a terminal.
+    pub input: Input,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -164,6 +168,11 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         }),
         settled: Settled::new(),
         link: Mutex::new(Link::Supervisor(tx)),
+        input: match opts.input {
+            Input::Null => None,
+            Input::Pipe => Some(Box::new(InputState::new(false))),
+            Input::Terminal { .. } => Some(Box::new(InputState::new(true))),
+        },
     });
     registry::insert(rec.clone());
     supervisor::launch(
@@ -173,6 +182,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             env,
             confine,
             private_tmp,
+            input: opts.input,
             files,
             control: rx,
             limits: Limits {
@@ -564,4 +574,99 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
         },
         state,
     })
+}
+
+/// Why a command takes no input now.
+fn not_running(task_id: &str, state: State, ended_input: bool) -> EngineError {
+    if state.is_settled() {
+        EngineError::NotRunning(format!(
+            "Background command \"{task_id}\" is not running (it is {}), so it takes no more input: start it again to send it input",
+            state.as_str()
+        ))
+    } else if ended_input {
+        EngineError::NotRunning(format!(
+            "The input of background command \"{task_id}\" is closed (by an earlier end: true, or the command closed it), so it takes no more input: start it again to send it more"
+        ))
+    } else {
+        EngineError::NotRunning(format!(
+            "The input of background command \"{task_id}\" is closed: the command closed it before reading everything written, so the rest was not delivered; check its status and output"
+        ))
+    }
+}
+
+/// Write `data` to a command's input and resolve once the last byte is in
+/// the pipe (or the terminal). `end` closes a pipe afterwards; on a terminal
+/// it writes the end-of-file character (ctrl-d) after the data and the input
+/// stays open. Returns the bytes written (the ctrl-d included).
+pub async fn write_input(
+    host: u32,
+    task_id: &str,
+    data: Vec<u8>,
+    end: bool,
+) -> EngineResult<usize> {
+    let rec = registry::lookup(host, task_id)?;
+    let Some(input) = rec.input.as_ref() else {
+        return Err(EngineError::BadInput(format!(
+            "Background command \"{task_id}\" was started without an input, so nothing can be written to it: start it with stdin: \"pipe\" (or terminal: true) to write to it"
+        )));
+    };
+    let state = rec.live.lock().unwrap().state;
+    if state.is_settled() || !input.is_open() {
+        return Err(not_running(task_id, state, true));
+    }
+    let mut data = data;
+    let close = end && !input.terminal;
+    if end && input.terminal {
+        data.push(TERMINAL_EOF);
+    }
+    // The one write that ends a pipe claims it; later writes are refused.
+    if close && !input.claim_end() {
+        return Err(not_running(task_id, state, true));
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    if !rec.send(Control::Write {
+        data,
+        close,
+        reply: tx,
+    }) {
+        let state = rec.live.lock().unwrap().state;
+        return Err(not_running(task_id, state, false));
+    }
+    match rx.await {
+        Ok(Ok(n)) => Ok(n),
+        Ok(Err(WriteFailure::Closed)) | Err(_) => {
+            let state = rec.live.lock().unwrap().state;
+            Err(not_running(task_id, state, false))
+        }
+    }
+}
+
+/// Change a terminal command's window size (the command gets SIGWINCH).
+pub fn resize_terminal(host: u32, task_id: &str, cols: u16, rows: u16) -> EngineResult<()> {
+    let rec = registry::lookup(host, task_id)?;
+    let Some(input) = rec.input.as_ref().filter(|i| i.terminal) else {
+        return Err(EngineError::BadInput(format!(
+            "Background command \"{task_id}\" does not run in a terminal, so it has no window to resize: start it with terminal: true (or {{ cols, rows }})"
+        )));
+    };
+    let state = rec.live.lock().unwrap().state;
+    let done = if state.is_settled() {
+        None
+    } else {
+        input.with_master(|m| crate::process::spawn::resize_terminal(m, cols, rows))
+    };
+    match done {
+        Some(Ok(())) => Ok(()),
+        Some(Err(e)) => Err(EngineError::Other(format!(
+            "Resizing the terminal of background command \"{task_id}\" failed: {}",
+            os_reason(&e)
+        ))),
+        None => {
+            let state = rec.live.lock().unwrap().state;
+            Err(EngineError::NotRunning(format!(
+                "Background command \"{task_id}\" is not running (it is {}), so its terminal is gone: start it again",
+                state.as_str()
+            )))
+        }
+    }
 }

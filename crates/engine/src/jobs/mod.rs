@@ -7,10 +7,12 @@
 //! - [`registry`]: every host and command of the process.
 //! - [`record`]: one command's shared state, which every module above reads.
 //! - [`ids`]: how a task id is spelled from its counter.
+//! - [`input`]: a command's input (pipe or terminal) as the record keeps it.
 
 pub mod bank;
 pub mod commands;
 pub mod ids;
+pub mod input;
 pub mod record;
 pub mod registry;
 pub mod supervisor;

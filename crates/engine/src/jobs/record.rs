@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::ids;
+use super::input::InputState;
 pub use super::supervisor::Control;
 use crate::policy;
 use crate::process::signals;
@@ -210,6 +211,8 @@ pub struct Record {
     /// The supervisor's mailbox, then the host bank's reply slot (one field:
     /// the two are never needed at once, and a settled record keeps neither).
     pub link: Mutex<Link>,
+    /// Its input, when it was started with `stdin: "pipe"` or in a terminal.
+    pub input: Option<Box<InputState>>,
 }
 
 /// What reaches a command from outside, by phase.
@@ -261,6 +264,9 @@ pub struct Status {
     pub error: Option<String>,
     /// Whether it runs under kernel confinement.
     pub confined: bool,
+    /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
+    /// ended, not closed by the command, not settled).
+    pub stdin_open: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -373,6 +379,7 @@ impl Record {
             tail_preview: self.tail_preview(state.is_settled()),
             error,
             confined: self.confined,
+            stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
         }
     }
 

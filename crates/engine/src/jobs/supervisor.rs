@@ -4,23 +4,25 @@
 //! drained (or the drain grace ran out). Then it stops whatever is left of the
 //! group, reaps the leader, banks both streams and publishes the settled state.
 
+use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
 use super::bank;
+use super::input::{WriteFailure, WriteReply};
 use super::record::{KillReason, Record, State};
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
 use crate::process::signals::{self, signal_group};
-use crate::process::spawn::{self, Exit};
+use crate::process::spawn::{self, Exit, Input};
 use crate::process::{transform, watchdog};
 use crate::text::capture::{Sink, Stream, Wrote};
 
@@ -53,6 +55,7 @@ fn start_process(
     dir: &HeldDir,
     env: Option<&[(String, String)]>,
     confine: Option<&crate::process::confine::Plan>,
+    input: Input,
 ) -> std::io::Result<spawn::Spawned> {
     // The watchdog runs before the first process exists, not just after it.
     watchdog::ensure_started();
@@ -65,8 +68,10 @@ fn start_process(
     let child = transform::spawn(transform::Request {
         argv: &rec.argv,
         cwd: &dir.proc_path(),
+        dir: dir.fd.as_fd(),
         env,
         confine,
+        input,
     })?;
     rec.pgid
         .store(child.pid, std::sync::atomic::Ordering::Release);
@@ -82,6 +87,16 @@ const CHUNK: usize = 64 * 1024;
 pub enum Control {
     /// Stop the command's group with this signal (escalating to SIGKILL).
     Kill(i32, KillReason),
+    /// Write these bytes to the command's input (then close a pipe when
+    /// `close`); reply with the count once the last byte is in.
+    Write {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Close the pipe after them.
+        close: bool,
+        /// Where the count (or the failure) goes.
+        reply: WriteReply,
+    },
 }
 
 /// What the supervisor needs besides the record.
@@ -94,6 +109,8 @@ pub struct Launch {
     pub confine: Option<crate::process::confine::Plan>,
     /// The private temp directory, removed before the command settles.
     pub private_tmp: Option<PrivateTmp>,
+    /// What the command reads.
+    pub input: Input,
     /// stdout.log and stderr.log, open for writing.
     pub files: [File; 2],
     /// The mailbox.
@@ -174,14 +191,15 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
         env,
         confine,
         private_tmp,
+        input,
         files,
         mut control,
         limits,
     } = l;
-    let spawned = start_process(&rec, &dir, env.as_deref(), confine.as_ref());
+    let spawned = start_process(&rec, &dir, env.as_deref(), confine.as_ref(), input);
     drop(confine);
     drop(dir);
-    let child = match spawned {
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             let error = format!(
@@ -196,27 +214,28 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
                 rec.log(s).finish();
             }
             drop(private_tmp);
+            if let Some(i) = &rec.input {
+                i.close();
+            }
             finish(&rec, State::Exited, None, None, Some(error), false).await;
             return;
         }
     };
     let pid = child.pid;
+    if let (Some(i), Some(master)) = (&rec.input, child.terminal.take()) {
+        i.set_master(master);
+    }
     {
         let mut live = rec.live.lock().unwrap();
         if live.state == State::Queued {
             live.state = State::Running;
         }
     }
-    let outcome = run(
-        &rec,
-        limits,
-        pid,
-        child.stdout,
-        child.stderr,
-        files,
-        &mut control,
-    )
-    .await;
+    let outcome = run(&rec, limits, child, files, &mut control).await;
+    // Writes still queued are answered (closed) as the writer goes with `run`.
+    if let Some(i) = &rec.input {
+        i.close();
+    }
     // The leader is a zombie we have not reaped, so its pid — the group id —
     // cannot have been reused: stopping the group now only hits descendants.
     signal_group(pid, libc::SIGKILL);
@@ -249,19 +268,29 @@ struct Outcome {
 async fn run(
     rec: &Arc<Record>,
     limits: Limits,
-    pid: i32,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
+    child: spawn::Spawned,
     files: [File; 2],
     control: &mut mpsc::UnboundedReceiver<Control>,
 ) -> Outcome {
+    let spawn::Spawned {
+        pid,
+        stdout,
+        stderr,
+        stdin,
+        terminal: _,
+    } = child;
     let [out_file, err_file] = files;
     let mut sinks = [
         Sink::new(out_file, limits.max_output_bytes),
         Sink::new(err_file, limits.max_output_bytes),
     ];
-    let mut out = pipe::Receiver::from_owned_fd(stdout).ok();
-    let mut err = pipe::Receiver::from_owned_fd(stderr).ok();
+    let mut out = if rec.input.as_ref().is_some_and(|i| i.terminal) {
+        pipe::Receiver::from_owned_fd_unchecked(stdout).ok()
+    } else {
+        pipe::Receiver::from_owned_fd(stdout).ok()
+    };
+    let mut err = stderr.and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
+    let mut writer = Writer::new(rec, stdin);
     let mut out_buf = vec![0u8; CHUNK];
     let mut err_buf = vec![0u8; CHUNK];
 
@@ -306,6 +335,7 @@ async fn run(
         tokio::select! {
             biased;
             msg = control.recv(), if listening => match msg {
+                Some(Control::Write { data, close, reply }) => writer.push(data, close, reply),
                 Some(Control::Kill(sig, reason)) => {
                     if exit.is_some() {
                         // Only descendants are left: stop them and settle.
@@ -322,6 +352,10 @@ async fn run(
                 drain_timer.as_mut().reset(Instant::now() + DRAIN_GRACE);
                 draining = true;
             }
+            // Before the reads: a command printing without pause must still
+            // get its input (a ctrl-c). The reads cannot starve either: a
+            // command that stops reading its input fills the pipe.
+            r = writer.write_some(), if writer.busy() => writer.wrote(r),
             r = read_some(&mut out, &mut out_buf), if out.is_some() => {
                 match r {
                     Some(n) => if let Some(why) = take(rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
@@ -359,6 +393,110 @@ async fn run(
         exit,
         stop,
         descendants_held_pipes: held,
+    }
+}
+
+/// One queued write.
+struct Pending {
+    data: Vec<u8>,
+    done: usize,
+    close: bool,
+    reply: WriteReply,
+}
+
+/// The write end of a command's input and the writes queued for it.
+struct Writer<'a> {
+    rec: &'a Record,
+    tx: Option<pipe::Sender>,
+    queue: VecDeque<Pending>,
+}
+
+impl<'a> Writer<'a> {
+    fn new(rec: &'a Record, fd: Option<OwnedFd>) -> Self {
+        // A pipe is checked as one; a terminal's master side is a character
+        // device, which tokio drives the same way.
+        let tx = fd.and_then(|fd| {
+            if rec.input.as_ref().is_some_and(|i| i.terminal) {
+                pipe::Sender::from_owned_fd_unchecked(fd).ok()
+            } else {
+                pipe::Sender::from_owned_fd(fd).ok()
+            }
+        });
+        Writer {
+            rec,
+            tx,
+            queue: VecDeque::new(),
+        }
+    }
+
+    fn push(&mut self, data: Vec<u8>, close: bool, reply: WriteReply) {
+        if self.tx.is_none() {
+            let _ = reply.send(Err(WriteFailure::Closed));
+            return;
+        }
+        self.queue.push_back(Pending {
+            data,
+            done: 0,
+            close,
+            reply,
+        });
+    }
+
+    fn busy(&self) -> bool {
+        self.tx.is_some() && !self.queue.is_empty()
+    }
+
+    /// Write what the pipe takes of the oldest queued write.
+    async fn write_some(&mut self) -> std::io::Result<usize> {
+        let (Some(tx), Some(p)) = (self.tx.as_mut(), self.queue.front()) else {
+            return Ok(0);
+        };
+        if p.done == p.data.len() {
+            return Ok(0);
+        }
+        tx.write(&p.data[p.done..]).await
+    }
+
+    fn wrote(&mut self, r: std::io::Result<usize>) {
+        match r {
+            Ok(n) => {
+                let Some(p) = self.queue.front_mut() else {
+                    return;
+                };
+                p.done += n;
+                if p.done < p.data.len() {
+                    return;
+                }
+                let p = self.queue.pop_front().expect("front exists");
+                if p.close {
+                    // Dropping the write end is the end of file the command reads.
+                    self.tx = None;
+                    if let Some(i) = &self.rec.input {
+                        i.close();
+                    }
+                }
+                let _ = p.reply.send(Ok(p.data.len()));
+                if self.tx.is_none() {
+                    self.fail_all();
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // EPIPE (a pipe nobody reads) or EIO (a terminal nobody holds):
+            // the command closed its input.
+            Err(_) => {
+                self.tx = None;
+                if let Some(i) = &self.rec.input {
+                    i.close();
+                }
+                self.fail_all();
+            }
+        }
+    }
+
+    fn fail_all(&mut self) {
+        for p in self.queue.drain(..) {
+            let _ = p.reply.send(Err(WriteFailure::Closed));
+        }
     }
 }
 

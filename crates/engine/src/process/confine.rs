@@ -164,7 +164,7 @@ pub fn spawn(plan: &Plan, launch: super::transform::Request<'_>) -> std::io::Res
                 .name("nlc-confine".into())
                 .spawn_scoped(scope, || {
                     imp::restrict_this_thread(plan)?;
-                    super::spawn::spawn(launch.argv, launch.cwd, launch.env)
+                    super::spawn::spawn(&launch)
                 })?
                 .join()
                 .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
@@ -175,7 +175,9 @@ pub fn spawn(plan: &Plan, launch: super::transform::Request<'_>) -> std::io::Res
         plan: plan.clone(),
         argv: launch.argv.to_vec(),
         cwd: launch.cwd.to_path_buf(),
+        dir: launch.dir.try_clone_to_owned()?,
         env: launch.env.map(<[(String, String)]>::to_vec),
+        input: launch.input,
         reply,
     };
     imp::filtered_spawner()?
@@ -193,15 +195,25 @@ struct Job {
     plan: Plan,
     argv: Vec<String>,
     cwd: PathBuf,
+    dir: std::os::fd::OwnedFd,
     env: Option<Vec<(String, String)>>,
+    input: super::spawn::Input,
     reply: std::sync::mpsc::SyncSender<std::io::Result<Spawned>>,
 }
 
 impl Job {
     /// Run in a thread of the filtered spawner: Landlock, then spawn.
     fn run(self) {
-        let r = imp::restrict_this_thread(&self.plan)
-            .and_then(|()| super::spawn::spawn(&self.argv, &self.cwd, self.env.as_deref()));
+        use std::os::fd::AsFd;
+        let req = super::transform::Request {
+            argv: &self.argv,
+            cwd: &self.cwd,
+            dir: self.dir.as_fd(),
+            env: self.env.as_deref(),
+            confine: None,
+            input: self.input,
+        };
+        let r = imp::restrict_this_thread(&self.plan).and_then(|()| super::spawn::spawn(&req));
         let _ = self.reply.send(r);
     }
 }

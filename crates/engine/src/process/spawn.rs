@@ -1,6 +1,9 @@
 //! Starting one process: no shell, its own process group, stdin from
-//! /dev/null, both streams piped, the environment replaced or inherited, and
-//! the working directory entered through the held descriptor.
+//! /dev/null (or a pipe the supervisor writes), both streams piped, the
+//! environment replaced or inherited, and the working directory entered
+//! through the held descriptor. A command in a terminal is started by the
+//! engine's own posix_spawn ([`super::posix_spawn`]) as the leader of a new
+//! session on a fresh pseudo-terminal ([`spawn_in_terminal`]).
 //!
 //! `std::process::Command` uses posix_spawn (vfork semantics) for this shape
 //! of command — a process group and a working directory are file actions /
@@ -8,20 +11,59 @@
 //! with the host's memory. No `pre_exec` hook is used, because one would force
 //! fork.
 
+use std::ffi::CString;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use super::transform::Request;
+
+/// What a command reads, and where what it prints goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Input {
+    /// stdin is /dev/null; stdout and stderr are pipes.
+    #[default]
+    Null,
+    /// stdin is a pipe the caller writes; stdout and stderr are pipes.
+    Pipe,
+    /// stdin, stdout and stderr are a new pseudo-terminal of this size, the
+    /// controlling terminal of the command's new session.
+    Terminal {
+        /// Columns.
+        cols: u16,
+        /// Rows.
+        rows: u16,
+    },
+}
 
 /// A started process whose exit nobody has collected yet.
 #[derive(Debug)]
 pub struct Spawned {
     /// Its pid, which is also its process group id.
     pub pid: i32,
-    /// The read end of its stdout pipe.
+    /// The read end of its stdout pipe, or the terminal's master side.
     pub stdout: OwnedFd,
-    /// The read end of its stderr pipe.
-    pub stderr: OwnedFd,
+    /// The read end of its stderr pipe (`None` in a terminal: it prints to
+    /// the terminal).
+    pub stderr: Option<OwnedFd>,
+    /// Where its input is written: the write end of its stdin pipe, or the
+    /// terminal's master side (`None` for /dev/null).
+    pub stdin: Option<OwnedFd>,
+    /// The terminal's master side, for its window size.
+    pub terminal: Option<OwnedFd>,
+}
+
+/// The `TERM` a terminal command gets unless its environment names one.
+pub const DEFAULT_TERM: &str = "xterm-256color";
+
+/// Start what `req` describes (the one entry point of this module).
+pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
+    match req.input {
+        Input::Terminal { cols, rows } => spawn_in_terminal(req, cols, rows),
+        input => spawn_piped(req.argv, req.cwd, req.env, input == Input::Pipe),
+    }
 }
 
 /// How a process ended.
@@ -35,8 +77,13 @@ pub enum Exit {
 
 /// Start `argv` in `cwd` (the `/proc/self/fd/N` path of the directory the
 /// caller holds open, so the directory checked is the one entered). `env`
-/// replaces the environment when given.
-pub fn spawn(argv: &[String], cwd: &Path, env: Option<&[(String, String)]>) -> io::Result<Spawned> {
+/// replaces the environment when given; `stdin_pipe` gives it a pipe to read.
+fn spawn_piped(
+    argv: &[String],
+    cwd: &Path,
+    env: Option<&[(String, String)]>,
+    stdin_pipe: bool,
+) -> io::Result<Spawned> {
     let program = env
         .and_then(|e| resolve_in_env_path(&argv[0], e))
         .unwrap_or_else(|| PathBuf::from(&argv[0]));
@@ -44,7 +91,11 @@ pub fn spawn(argv: &[String], cwd: &Path, env: Option<&[(String, String)]>) -> i
     std::os::unix::process::CommandExt::arg0(&mut cmd, &argv[0]);
     cmd.args(&argv[1..])
         .current_dir(cwd)
-        .stdin(Stdio::null())
+        .stdin(if stdin_pipe {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -58,8 +109,136 @@ pub fn spawn(argv: &[String], cwd: &Path, env: Option<&[(String, String)]>) -> i
     Ok(Spawned {
         pid: child.id() as i32,
         stdout: stdout.into(),
-        stderr: stderr.into(),
+        stderr: Some(stderr.into()),
+        stdin: child.stdin.take().map(Into::into),
+        terminal: None,
     })
+}
+
+fn c_string(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an argument or environment entry contains a NUL character",
+        )
+    })
+}
+
+/// Open a pseudo-terminal of `cols`×`rows` and start the command as the
+/// leader of a new session whose controlling terminal it is. The host keeps
+/// only the master side (never the slave, so the master reads end of file —
+/// EIO — once every process of the session has closed the terminal).
+fn spawn_in_terminal(req: &Request<'_>, cols: u16, rows: u16) -> io::Result<Spawned> {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let slave = ptsname(&master, Vec::new())?;
+    rustix::termios::tcsetwinsize(
+        &master,
+        rustix::termios::Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )?;
+    let inherited: Vec<(String, String)>;
+    let env: &[(String, String)] = match req.env {
+        Some(e) => e,
+        None => {
+            inherited = std::env::vars_os()
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        v.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            &inherited
+        }
+    };
+    let mut envp = Vec::with_capacity(env.len() + 1);
+    match req.env {
+        Some(e) => {
+            for (k, v) in e {
+                envp.push(c_string(format!("{k}={v}").as_bytes())?);
+            }
+        }
+        // The host's own environment, byte for byte (not the lossy copy).
+        None => {
+            for (k, v) in std::env::vars_os() {
+                let mut entry = k.as_bytes().to_vec();
+                entry.push(b'=');
+                entry.extend_from_slice(v.as_bytes());
+                envp.push(c_string(&entry)?);
+            }
+        }
+    }
+    if !env.iter().any(|(k, _)| k == "TERM") {
+        envp.push(c_string(format!("TERM={DEFAULT_TERM}").as_bytes())?);
+    }
+    let argv = req
+        .argv
+        .iter()
+        .map(|a| c_string(a.as_bytes()))
+        .collect::<io::Result<Vec<_>>>()?;
+    // As execvp would: a name with a slash runs as given; a bare name is
+    // resolved in the command's PATH, else looked up in the host's.
+    let resolved = resolve_in_env_path(&req.argv[0], env);
+    let program = match &resolved {
+        Some(p) => c_string(p.as_os_str().as_bytes())?,
+        None => argv[0].clone(),
+    };
+    let pid = super::posix_spawn::spawn_in_terminal(&super::posix_spawn::TerminalSpawn {
+        program: &program,
+        search: resolved.is_none() && !req.argv[0].contains('/'),
+        argv: &argv,
+        envp: &envp,
+        dir: req.dir,
+        slave: &slave,
+    })?;
+    // Non-blocking for the supervisor's event loop (the flag belongs to the
+    // open file, so the copies below share it).
+    let nonblocking = rustix::io::ioctl_fionbio(&master, true);
+    let reader = master.as_fd().try_clone_to_owned();
+    let writer = master.as_fd().try_clone_to_owned();
+    let (reader, writer) = match (nonblocking, reader, writer) {
+        (Ok(()), Ok(r), Ok(w)) => (r, w),
+        (Err(e), _, _) => return Err(stop_unreported(pid, e.into())),
+        (_, Err(e), _) | (_, _, Err(e)) => return Err(stop_unreported(pid, e)),
+    };
+    Ok(Spawned {
+        pid,
+        stdout: reader,
+        stderr: None,
+        stdin: Some(writer),
+        terminal: Some(master),
+    })
+}
+
+/// The caller never learns of a process whose start failed half way: stop
+/// and collect it here, and hand the error on.
+fn stop_unreported(pid: i32, e: io::Error) -> io::Error {
+    super::signals::signal_group(pid, libc::SIGKILL);
+    let _ = peek_exit(pid, true);
+    reap(pid);
+    e
+}
+
+/// Set a terminal's window size; the kernel sends SIGWINCH to the
+/// terminal's foreground process group.
+pub fn resize_terminal(master: &OwnedFd, cols: u16, rows: u16) -> io::Result<()> {
+    rustix::termios::tcsetwinsize(
+        master,
+        rustix::termios::Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )?;
+    Ok(())
 }
 
 /// With a replacing environment, `Command` looks a bare program name up in
@@ -142,7 +321,15 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let s = spawn(&argv, &held.proc_path(), env).unwrap();
+        let s = spawn(&Request {
+            confine: None,
+            argv: &argv,
+            cwd: &held.proc_path(),
+            dir: held.fd.as_fd(),
+            env,
+            input: Input::Null,
+        })
+        .unwrap();
         let mut out = String::new();
         std::fs::File::from(s.stdout)
             .read_to_string(&mut out)
@@ -206,7 +393,90 @@ mod tests {
     fn a_missing_executable_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
-        let e = spawn(&["/no/such/program".to_string()], &held.proc_path(), None).unwrap_err();
+        let e = spawn(&Request {
+            confine: None,
+            argv: &["/no/such/program".to_string()],
+            cwd: &held.proc_path(),
+            dir: held.fd.as_fd(),
+            env: None,
+            input: Input::Null,
+        })
+        .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    }
+
+    fn run_in_terminal(argv: &[&str]) -> (String, Exit, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let s = spawn(&Request {
+            confine: None,
+            argv: &argv,
+            cwd: &held.proc_path(),
+            dir: held.fd.as_fd(),
+            env: None,
+            input: Input::Terminal { cols: 77, rows: 11 },
+        })
+        .unwrap();
+        assert!(s.stderr.is_none() && s.stdin.is_some() && s.terminal.is_some());
+        drop(s.stdin);
+        drop(s.terminal);
+        // The master reads EIO once the session has closed the terminal.
+        let mut out = Vec::new();
+        let mut f = std::fs::File::from(s.stdout);
+        let mut buf = [0u8; 4096];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                Err(_) => break,
+            }
+        }
+        let exit = peek_exit(s.pid, true).unwrap();
+        reap(s.pid);
+        (String::from_utf8(out).unwrap(), exit, held.real.clone())
+    }
+
+    #[test]
+    fn a_terminal_command_leads_its_session_in_the_held_directory() {
+        let (out, exit, dir) = run_in_terminal(&[
+            "sh",
+            "-c",
+            "test -t 0 && test -t 1 && test -t 2 && echo ttys; stty size; pwd -P; echo $TERM; ps -o sid= -o pgid= -p $$; echo $$",
+        ]);
+        assert_eq!(exit, Exit::Code(0));
+        let lines: Vec<&str> = out.split("\r\n").collect();
+        assert_eq!(lines[0], "ttys");
+        assert_eq!(lines[1], "11 77");
+        assert_eq!(Path::new(lines[2]), dir);
+        let term = std::env::var("TERM").unwrap_or_else(|_| DEFAULT_TERM.to_string());
+        assert_eq!(lines[3], term);
+        let ids: Vec<&str> = lines[4].split_whitespace().collect();
+        assert_eq!(
+            ids,
+            vec![lines[5], lines[5]],
+            "session and group are its pid"
+        );
+    }
+
+    #[test]
+    fn a_terminal_command_that_cannot_start_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
+        for name in ["/no/such/program", "no-such-program-here"] {
+            let e = spawn(&Request {
+                confine: None,
+                argv: &[name.to_string()],
+                cwd: &held.proc_path(),
+                dir: held.fd.as_fd(),
+                env: None,
+                input: Input::Terminal { cols: 80, rows: 24 },
+            })
+            .unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::NotFound, "{name}");
+        }
     }
 }

@@ -13,9 +13,10 @@
 //! through [`confine::spawn`](super::confine::spawn); otherwise the request
 //! passes through unchanged.
 
+use std::os::fd::BorrowedFd;
 use std::path::Path;
 
-use super::spawn::Spawned;
+use super::spawn::{Input, Spawned};
 
 /// What spawn runs: the argv, the held working directory and the
 /// environment (replacing the host's when given).
@@ -26,16 +27,21 @@ pub struct Request<'a> {
     /// The working directory: the `/proc/self/fd` path of the directory
     /// held open since the cwd check.
     pub cwd: &'a Path,
+    /// The same directory as the open descriptor (what the engine's own
+    /// posix_spawn enters with `addfchdir_np`).
+    pub dir: BorrowedFd<'a>,
     /// The replacing environment, if any.
     pub env: Option<&'a [(String, String)]>,
     /// The kernel confinement to apply, if any.
     pub confine: Option<&'a super::confine::Plan>,
+    /// What the command reads: /dev/null, a pipe, or a terminal.
+    pub input: Input,
 }
 
 /// Apply the configured transform and spawn the result.
 pub fn spawn(launch: Request<'_>) -> std::io::Result<Spawned> {
     match launch.confine {
         Some(plan) => super::confine::spawn(plan, launch),
-        None => super::spawn::spawn(launch.argv, launch.cwd, launch.env),
+        None => super::spawn::spawn(&launch),
     }
 }

@@ -1,0 +1,207 @@
+//! Interactive commands end to end in the engine, with real processes: a
+//! pipe the caller writes (backpressure, end, a command closing its input)
+//! and a terminal (its size, its session, ctrl-d, resize).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
+use neurolink_commands_engine::errors::EngineError;
+use neurolink_commands_engine::policy::{Policy, PolicyInput};
+use neurolink_commands_engine::record::{BankMode, State};
+use neurolink_commands_engine::registry;
+use neurolink_commands_engine::spawn::Input;
+
+struct Fixture {
+    host: u32,
+    _root: tempfile::TempDir,
+    logs: tempfile::TempDir,
+}
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let host = registry::register_host();
+    let policy = Policy::new(PolicyInput {
+        allowed_executables: vec!["/bin/sh".into()],
+        cwd_root: root.path().to_str().unwrap().into(),
+        ..Default::default()
+    })
+    .unwrap();
+    registry::with_host(host, |h| h.policy = Some(policy));
+    Fixture {
+        host,
+        _root: root,
+        logs,
+    }
+}
+
+impl Fixture {
+    fn sh(&self, script: &str, input: Input) -> String {
+        let argv = vec!["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
+        let opts = StartOptions {
+            cwd: ".".into(),
+            input,
+            max_output_bytes: Some(64.0 * 1024.0 * 1024.0),
+            ..Default::default()
+        };
+        let ctx = StartContext {
+            host: self.host,
+            policy: None,
+            veto: None,
+            tmpdir: PathBuf::from(self.logs.path()),
+            context_session: None,
+            bank: BankMode::BuiltIn,
+            hidden: false,
+        };
+        commands::start(argv, opts, ctx).unwrap().task_id
+    }
+
+    fn stdout(&self, id: &str) -> Vec<u8> {
+        std::fs::read(
+            self.logs
+                .path()
+                .join("neurolink-commands")
+                .join(id)
+                .join("stdout.log"),
+        )
+        .unwrap()
+    }
+
+    async fn wait_lines(&self, id: &str, n: usize) -> String {
+        for _ in 0..1500 {
+            let text = String::from_utf8_lossy(&self.stdout(id)).into_owned();
+            if text.matches("\r\n").count() >= n {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{id} never printed {n} lines");
+    }
+
+    async fn wait_output(&self, id: &str, needle: &str) -> String {
+        for _ in 0..1500 {
+            let text = String::from_utf8_lossy(&self.stdout(id)).into_owned();
+            if text.contains(needle) {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{needle:?} never appeared in the output of {id}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_far_larger_than_the_pipe_arrives_exactly() {
+    let f = fixture();
+    let id = f.sh("cat", Input::Pipe);
+    let data: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    assert!(commands::status(f.host, &id).unwrap().stdin_open);
+    let n = commands::write_input(f.host, &id, data.clone(), true)
+        .await
+        .unwrap();
+    assert_eq!(n, data.len());
+    assert!(!commands::status(f.host, &id).unwrap().stdin_open);
+    let st = commands::await_settled(f.host, &id, None).await.unwrap();
+    assert_eq!((st.state, st.exit_code), (State::Exited, Some(0)));
+    assert!(f.stdout(&id) == data, "the bytes cat echoed differ");
+    assert!(!st.stdin_open);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_are_delivered_in_order_and_end_is_claimed_once() {
+    let f = fixture();
+    let id = f.sh("cat; echo; echo end", Input::Pipe);
+    let writes: Vec<_> = (0..20)
+        .map(|i| commands::write_input(f.host, &id, format!("{i},").into_bytes(), false))
+        .collect();
+    for w in writes {
+        w.await.unwrap();
+    }
+    commands::write_input(f.host, &id, Vec::new(), true)
+        .await
+        .unwrap();
+    // code: NLC_NOT_RUNNING
+    let again = commands::write_input(f.host, &id, b"x".to_vec(), true).await;
+    assert!(
+        matches!(&again, Err(EngineError::NotRunning(m)) if m.contains("is closed (by an earlier end: true")),
+        "{again:?}"
+    );
+    commands::await_settled(f.host, &id, None).await.unwrap();
+    let expected: String = (0..20).map(|i| format!("{i},")).collect();
+    assert_eq!(
+        String::from_utf8(f.stdout(&id)).unwrap(),
+        format!("{expected}\nend\n")
+    );
+    // code: NLC_NOT_RUNNING
+    let late = commands::write_input(f.host, &id, b"x".to_vec(), false).await;
+    assert!(
+        matches!(&late, Err(EngineError::NotRunning(m)) if m.contains("is not running (it is exited)")),
+        "{late:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_input_and_no_terminal_are_invalid_arguments() {
+    let f = fixture();
+    let id = f.sh("exit 0", Input::Null);
+    commands::await_settled(f.host, &id, None).await.unwrap();
+    // code: NLC_INVALID_ARGUMENT
+    let e = commands::write_input(f.host, &id, b"x".to_vec(), false).await;
+    assert!(
+        matches!(&e, Err(EngineError::BadInput(m)) if m.contains("stdin: \"pipe\"")),
+        "{e:?}"
+    );
+    let p = f.sh("cat", Input::Pipe);
+    // code: NLC_INVALID_ARGUMENT
+    let r = commands::resize_terminal(f.host, &p, 100, 40);
+    assert!(
+        matches!(&r, Err(EngineError::BadInput(m)) if m.contains("does not run in a terminal")),
+        "{r:?}"
+    );
+    commands::write_input(f.host, &p, Vec::new(), true)
+        .await
+        .unwrap();
+    commands::await_settled(f.host, &p, None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_session_with_its_size_resize_and_ctrl_d() {
+    let f = fixture();
+    let id = f.sh(
+        "tty; stty size; ps -o sid= -o pgid= -p $$; echo $$; trap 'stty size' WINCH; cat; echo eof; sleep 0.2",
+        Input::Terminal { cols: 91, rows: 17 },
+    );
+    // tty, stty size, the session and group ids, the pid: four lines.
+    let text = f.wait_lines(&id, 4).await;
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    assert!(lines[0].starts_with("/dev/pts/"), "{text:?}");
+    assert_eq!(lines[1], "17 91");
+    let ids: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(
+        ids,
+        vec![lines[3], lines[3]],
+        "leads its session and its group"
+    );
+    let st = commands::status(f.host, &id).unwrap();
+    assert!(st.stdin_open);
+    // The shell runs its WINCH trap once the foreground cat has ended.
+    commands::resize_terminal(f.host, &id, 120, 33).unwrap();
+    // end: ctrl-d after the data; cat sees end of file, the input stays open.
+    let n = commands::write_input(f.host, &id, b"typed\r".to_vec(), true)
+        .await
+        .unwrap();
+    assert_eq!(n, 7);
+    f.wait_output(&id, "typed\r\ntyped\r\n33 120\r\neof\r\n")
+        .await;
+    assert!(commands::status(f.host, &id).unwrap().stdin_open);
+    let st = commands::await_settled(f.host, &id, None).await.unwrap();
+    assert_eq!((st.state, st.exit_code), (State::Exited, Some(0)));
+    assert_eq!(st.stderr_bytes, 0.0);
+    assert!(!st.stdin_open);
+    // code: NLC_NOT_RUNNING
+    let r = commands::resize_terminal(f.host, &id, 100, 40);
+    assert!(matches!(&r, Err(EngineError::NotRunning(_))), "{r:?}");
+}
