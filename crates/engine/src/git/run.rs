@@ -132,6 +132,7 @@ pub fn start(
         default_timeout_ms: Some(s.timeout_ms),
         max_output_bytes: Some(s.max_output_bytes as f64),
         kill_grace_ms: None,
+        idle_timeout_ms: None,
     })?;
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
     let handle = commands::start(

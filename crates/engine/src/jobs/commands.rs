@@ -40,6 +40,8 @@ pub struct StartOptions {
     pub label: Option<String>,
     /// Session.
     pub session_id: Option<String>,
+    /// Stop when neither stream printed for this long (ms); the policy's default when absent.
+    pub idle_timeout_ms: Option<f64>,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -100,6 +102,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         opts.max_output_bytes,
         policy.max_output_bytes,
     )?;
+    let idle_timeout_ms = match opts.idle_timeout_ms {
+        Some(v) => Some(policy::positive("idleTimeoutMs", v)?),
+        None => policy.idle_timeout_ms,
+    };
     if let Some(env) = &opts.env {
         policy::check_env(env)?;
     }
@@ -165,6 +171,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             limits: Limits {
                 timeout_ms,
                 max_output_bytes,
+                idle_timeout_ms,
             },
         },
     );
@@ -450,6 +457,7 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
     let w = Window {
         offset: from,
         limit: paging::MAX_LIMIT,
+        from_end: false,
     };
     let path = rec.log_path(stream);
     let page = paging::read_page(rec.log(stream), &path, w)

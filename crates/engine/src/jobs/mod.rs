@@ -14,3 +14,4 @@ pub mod ids;
 pub mod record;
 pub mod registry;
 pub mod supervisor;
+pub mod waits;

@@ -25,6 +25,8 @@ pub struct Policy {
     pub max_output_bytes: u64,
     /// SIGTERM → SIGKILL grace, in ms.
     pub kill_grace_ms: f64,
+    /// Default `idleTimeoutMs` of the commands it starts (none: no idle stop).
+    pub idle_timeout_ms: Option<f64>,
 }
 
 /// The numeric fields of a policy as the caller gave them (absent = default).
@@ -40,6 +42,8 @@ pub struct PolicyInput {
     pub max_output_bytes: Option<f64>,
     /// `killGraceMs`.
     pub kill_grace_ms: Option<f64>,
+    /// `idleTimeoutMs`.
+    pub idle_timeout_ms: Option<f64>,
 }
 
 impl Policy {
@@ -71,6 +75,10 @@ impl Policy {
                 DEFAULT_MAX_OUTPUT_BYTES,
             )?,
             kill_grace_ms: positive_or("killGraceMs", input.kill_grace_ms, DEFAULT_KILL_GRACE_MS)?,
+            idle_timeout_ms: input
+                .idle_timeout_ms
+                .map(|v| positive("idleTimeoutMs", v))
+                .transpose()?,
         })
     }
 }
