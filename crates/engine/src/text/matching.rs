@@ -43,7 +43,7 @@ const BLOCK: usize = 1 << 20;
 #[derive(Debug)]
 pub enum Pattern {
     /// A plain substring.
-    Literal(memmem::Finder<'static>),
+    Literal(Box<memmem::Finder<'static>>),
     /// A regular expression (`^`/`$` anchor at line ends).
     Regex(regex::bytes::Regex),
 }
@@ -63,9 +63,9 @@ impl Pattern {
             ));
         }
         if !regex {
-            return Ok(Pattern::Literal(
+            return Ok(Pattern::Literal(Box::new(
                 memmem::Finder::new(pattern.as_bytes()).into_owned(),
-            ));
+            )));
         }
         regex::bytes::RegexBuilder::new(pattern)
             .multi_line(true)
