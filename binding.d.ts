@@ -12,6 +12,13 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** Resolve when settled, or with the current status after `opts.timeoutMs`. */
 export declare function awaitCommand(hostId: number, taskId: unknown, opts?: unknown | undefined | null): Promise<NativeStatus>
 
+/**
+ * Wait for a pattern in a command's output (`opts` is `{ pattern, regex?,
+ * stream?, from?, timeoutMs? }`); matching runs in the engine as output
+ * arrives.
+ */
+export declare function awaitOutput(hostId: number, taskId: unknown, opts: unknown): Promise<NativeWaitResult>
+
 /** What a host bank call needs: `[label, sessionId, hostId]`. */
 export declare function bankRequest(taskId: string): [string, string, number]
 
@@ -132,6 +139,13 @@ export interface NativeHandle {
   startedAt: number
 }
 
+/** One matching line of a search. */
+export interface NativeLineMatch {
+  line: number
+  offset: number
+  text: string
+}
+
 /** One row of the list. */
 export interface NativeListEntry {
   taskId: string
@@ -169,6 +183,13 @@ export interface NativePage {
   hasMore: boolean
 }
 
+/** What `searchBackgroundCommandOutput` resolves to. */
+export interface NativeSearchResult {
+  matches: Array<NativeLineMatch>
+  hasMore: boolean
+  scannedTo: number
+}
+
 /** A command's status. */
 export interface NativeStatus {
   taskId: string
@@ -185,6 +206,15 @@ export interface NativeStatus {
   error?: string
   confined: boolean
   stdinOpen: boolean
+}
+
+/** What `awaitBackgroundCommandOutput` resolves to. */
+export interface NativeWaitResult {
+  matched: boolean
+  stream?: string
+  offset?: number
+  line?: string
+  status: NativeStatus
 }
 
 /** What `writeBackgroundCommandInput` resolves with. */
@@ -222,6 +252,12 @@ export declare function retrieveArtifact(artifactId: unknown, window: unknown): 
  */
 export declare function runGit(hostId: number, args: unknown, sessionId: unknown | undefined | null, contextSession: string | undefined | null, tmpdir: string, hostBanks: boolean): Promise<NativeGitResult>
 
+/**
+ * Search a stream's log for lines holding a pattern (`opts` is `{ pattern,
+ * regex?, stream?, from?, maxMatches? }`), streaming the file.
+ */
+export declare function searchOutput(hostId: number, taskId: unknown, opts: unknown): Promise<NativeSearchResult>
+
 /** Counters of a session across all hosts. */
 export declare function sessionCounts(sessionId: string): NativeCounts
 
@@ -232,6 +268,12 @@ export declare function sessionCounts(sessionId: string): NativeCounts
  * differently on a second read. `copy_error` is why copying threw.
  */
 export declare function setPolicy(hostId: number, policy: unknown, copy: unknown, copyError?: string | undefined | null): void
+
+/**
+ * The status of a command that just settled, for the host's settle
+ * listeners (it does not mark the command looked at).
+ */
+export declare function settledStatus(hostId: number, taskId: string): NativeStatus
 
 /** Send SIGTERM without waiting (`abort`), or for a disposed host (`dispose`). */
 export declare function signalCommand(hostId: number, taskId: string, reason: string): boolean

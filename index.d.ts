@@ -56,6 +56,8 @@ export interface ConfinementSupport {
   signals: boolean
   /** seccomp filters are available (needed for `network: false`). */
   seccomp: boolean
+  /** Default idleTimeoutMs of the commands this policy starts (see {@link BackgroundCommandOptions.idleTimeoutMs}). @default none (no idle stop) */
+  idleTimeoutMs?: number
 }
 
 /** Options of one start. */
@@ -120,6 +122,8 @@ export interface BackgroundCommandInputResult {
 export interface BackgroundCommandToolsOptions {
   /** Tools to add to NeuroLink's four. @default [] */
   extra?: Array<'command_input' | 'command_list'>
+  /** Stop the command when neither stream produced a byte for this long, in ms: SIGTERM, then SIGKILL after the grace; state `timeout`, `error` contains `no output for <n>ms`. @default policy.idleTimeoutMs (none) */
+  idleTimeoutMs?: number
 }
 
 /** Returned at once by a start; the command keeps running. */
@@ -185,6 +189,8 @@ export interface BackgroundCommandPageRequest {
   offset?: number
   /** Characters, clamped to 1..200000. @default 50000 */
   limit?: number
+  /** Read the last `tail` characters instead (clamped like `limit`; not with `offset`); the page's `offset` says where it began. */
+  tail?: number
 }
 
 /** One page of a stream. */
@@ -343,7 +349,9 @@ export interface BackgroundCommandError extends Error {
 }
 
 export type RunCommandToolResult = BackgroundCommandHandle & BackgroundCommandCounts
-export type CommandStatusToolResult = BackgroundCommandStatus & BackgroundCommandCounts
+/** `waitMatched` / `waitLine` are present when the call gave `waitFor`. */
+export type CommandStatusToolResult = BackgroundCommandStatus &
+  BackgroundCommandCounts & { waitMatched?: boolean; waitLine?: string }
 
 /** Any result of the command and git tools. */
 export type CommandToolResult =
@@ -351,6 +359,7 @@ export type CommandToolResult =
   | RunCommandToolResult
   | CommandStatusToolResult
   | BackgroundCommandOutputPage
+  | BackgroundCommandSearchResult
   | GitToolResult
   | CommandInputToolResult
   | CommandListToolResult
@@ -555,3 +564,85 @@ export declare function resizeBackgroundCommandTerminal(
   taskId: string,
   size: { cols: number; rows: number },
 ): void
+
+/** What to wait for in a command's output. */
+export interface BackgroundCommandOutputWait {
+  /** A substring of one line (the default), or with `regex: true` a regular expression in the syntax of Rust's `regex` crate (linear time). Non-empty, no line break. */
+  pattern: string
+  /** Treat `pattern` as a regular expression (`^`/`$` anchor at line ends). @default false */
+  regex?: boolean
+  /** Which stream to watch. @default "any" */
+  stream?: 'stdout' | 'stderr' | 'any'
+  /** Only matches starting at or after this UTF-16 offset count (a finite number ≥ 0). @default 0 */
+  from?: number
+  /** Resolve with `matched: false` after this many ms (a finite number ≥ 0). @default until the command settles */
+  timeoutMs?: number
+}
+
+/** The end of a wait for output. */
+export interface BackgroundCommandOutputWaitResult {
+  /** Whether the pattern appeared. */
+  matched: boolean
+  /** The stream it appeared in (when matched). */
+  stream?: 'stdout' | 'stderr'
+  /** UTF-16 offset of the match's start in that stream, as pages count (when matched). */
+  offset?: number
+  /** The line holding the match, without its line ending, at most 2000 characters (when matched). */
+  line?: string
+  /** The command's status when the wait ended. */
+  status: BackgroundCommandStatus
+}
+
+/** A search of one stream's log. */
+export interface BackgroundCommandSearchRequest {
+  /** A substring of one line, or with `regex: true` a regular expression (Rust `regex` syntax). Non-empty, no line break. */
+  pattern: string
+  /** Treat `pattern` as a regular expression. @default false */
+  regex?: boolean
+  /** Which stream. @default "stdout" */
+  stream?: 'stdout' | 'stderr'
+  /** Only matches starting at or after this UTF-16 offset (a finite number ≥ 0). @default 0 */
+  from?: number
+  /** At most this many lines, clamped to 1..1000. @default 100 */
+  maxMatches?: number
+}
+
+/** One matching line. */
+export interface BackgroundCommandSearchMatch {
+  /** 1-based line number from the start of the stream. */
+  line: number
+  /** UTF-16 offset of the line's start (a page `offset` to read around it). */
+  offset: number
+  /** The line without its ending, cut to 500 characters plus `…`. */
+  text: string
+}
+
+/** What a search found. */
+export interface BackgroundCommandSearchResult {
+  /** The matching lines, in order. */
+  matches: BackgroundCommandSearchMatch[]
+  /** More matching lines follow. */
+  hasMore: boolean
+  /** Search again with `from: scannedTo` to continue: nothing after the matches returned is missed. */
+  scannedTo: number
+}
+
+/** Resolve as soon as `pattern` appears in the command's output (matched in the engine as output arrives), or `matched: false` when it settles without it or `timeoutMs` elapses. */
+export declare function awaitBackgroundCommandOutput(
+  host: object,
+  taskId: string,
+  options: BackgroundCommandOutputWait,
+): Promise<BackgroundCommandOutputWaitResult>
+
+/** The lines of one stream that hold `pattern`, streaming the log (memory bounded whatever its size); works while running and after. */
+export declare function searchBackgroundCommandOutput(
+  host: object,
+  taskId: string,
+  options: BackgroundCommandSearchRequest,
+): Promise<BackgroundCommandSearchResult>
+
+/** Call `listener` on the JS thread once for every command of `host` as it settles (both streams banked: the status is final). A listener that throws is reported as a process warning and disturbs nothing. Returns the unsubscribe function. */
+export declare function onBackgroundCommandSettled(
+  host: object,
+  listener: (status: BackgroundCommandStatus) => void,
+): () => void

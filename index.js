@@ -17,6 +17,10 @@ const hosts = new WeakMap()
 const hostsById = new Map()
 /** taskId → detach() for commands not yet settled (AbortSignal listeners, keep-alive) */
 const live = new Map()
+/** taskId → host id, for the settle listeners of commands not yet settled */
+const liveHost = new Map()
+/** host id → Set of settle listeners (onBackgroundCommandSettled) */
+const settleListeners = new Map()
 let keepAlive = null
 
 /** A TypeError carrying `NLC_INVALID_ARGUMENT` (SPEC §7), for the few checks only JS can make. */
@@ -166,7 +170,36 @@ function track(taskId, hostId, signal) {
     }
   }
   live.set(taskId, detach)
+  liveHost.set(taskId, hostId)
   updateKeepAlive()
+}
+
+/** Tell the host's settle listeners, each once; a throw becomes a process warning. */
+function notifySettled(taskId) {
+  const hostId = liveHost.get(taskId)
+  liveHost.delete(taskId)
+  const listeners = hostId === undefined ? undefined : settleListeners.get(hostId)
+  if (!listeners || listeners.size === 0) return
+  let status
+  try {
+    status = native.settledStatus(hostId, taskId)
+  } catch {
+    return
+  }
+  for (const listener of [...listeners]) {
+    try {
+      listener(status)
+    } catch (e) {
+      try {
+        process.emitWarning(`a background command settle listener threw (${reasonOf(e)}); the other listeners still ran`, {
+          code: 'NLC_LISTENER_THREW',
+          detail: `task ${taskId}`,
+        })
+      } catch {
+        // warnings cannot fail the runner
+      }
+    }
+  }
 }
 
 async function bankThroughHost(taskId) {
@@ -205,6 +238,7 @@ function onEngineEvent(kind, taskId) {
         live.delete(taskId)
         updateKeepAlive()
       }
+      notifySettled(taskId)
     }
   } catch {
     // An event must never throw into the engine's callback.
@@ -410,6 +444,32 @@ function confinementSupport() {
   return native.confinementSupport()
 }
 
+async function awaitBackgroundCommandOutput(host, taskId, options) {
+  return native.awaitOutput(hostState(host).id, taskId, options)
+}
+
+async function searchBackgroundCommandOutput(host, taskId, options) {
+  return native.searchOutput(hostState(host).id, taskId, options)
+}
+
+function onBackgroundCommandSettled(host, listener) {
+  const state = hostState(host)
+  if (typeof listener !== 'function') {
+    throw invalid(`listener must be a function (status) => void (got ${describe(listener)})`)
+  }
+  let set = settleListeners.get(state.id)
+  if (!set) {
+    set = new Set()
+    settleListeners.set(state.id, set)
+  }
+  // Each subscription is its own entry, even for the same function twice.
+  const entry = (status) => listener(status)
+  set.add(entry)
+  return () => {
+    set.delete(entry)
+  }
+}
+
 // Spelled out name by name (no spread, no inline functions) so Node's ESM
 // loader can detect the named exports: `import { startBackgroundCommand }
 // from 'neurolink-commands'` works from an ES module host.
@@ -437,4 +497,7 @@ module.exports = {
   confinementSupport,
   writeBackgroundCommandInput,
   resizeBackgroundCommandTerminal,
+  awaitBackgroundCommandOutput,
+  searchBackgroundCommandOutput,
+  onBackgroundCommandSettled,
 }

@@ -65,6 +65,34 @@ const veto = (): object => policyHost({ allowlist: () => 'not on Fridays' })
 
 const rows: Row[] = [
   {
+    code: 'NLC_INVALID_ARGUMENT',
+    what: 'an invalid regular expression in a wait (the parser says why); an empty waitFor in the tool',
+    host: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.' })
+      return nc.awaitBackgroundCommandOutput(h, taskId, { pattern: '(x', regex: true })
+    },
+    tool: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.' })
+      return nc.createBackgroundCommandTools(h).command_status.execute({ taskId, waitFor: '', waitMs: 10 })
+    },
+  },
+  {
+    code: 'NLC_INVALID_ARGUMENT',
+    what: 'a negative maxMatches in a search; a negative tail in the tool',
+    host: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.' })
+      return nc.searchBackgroundCommandOutput(h, taskId, { pattern: 'x', maxMatches: -1 })
+    },
+    tool: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.' })
+      return nc.createBackgroundCommandTools(h).command_output.execute({ taskId, tail: -1 })
+    },
+  },
+  {
     code: 'NLC_NO_POLICY',
     what: 'a start on a host without a policy',
     host: () => nc.startBackgroundCommand({}, [SH, '-c', 'true']),

@@ -10,8 +10,8 @@ import { ReferenceHost, type ChecklistList } from './reference-host.ts'
 
 const SH = '/bin/sh'
 const RUN_SHAPE = '{ argv: string[], cwd?: string, timeoutMs?: number, stdin?: boolean, terminal?: boolean }'
-const STATUS_SHAPE = '{ taskId: string, waitMs?: number }'
-const OUTPUT_SHAPE = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number }'
+const STATUS_SHAPE = '{ taskId: string, waitMs?: number, waitFor?: string }'
+const OUTPUT_SHAPE = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number, tail?: number, grep?: string }'
 const KILL_SHAPE = '{ taskId: string }'
 
 type Refusal = { isError: true; error: string; code: nc.BackgroundCommandErrorCode }

@@ -171,17 +171,23 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     },
   )
 
-  const statusShape = '{ taskId: string, waitMs?: number }'
+  const statusShape = '{ taskId: string, waitMs?: number, waitFor?: string }'
   const command_status = tool(
     'command_status',
     'The live status of a background command: state (running, exited, killed, timeout, output-limit), exit code, byte counts and a short tail. ' +
-      'With waitMs it waits up to that long for the command to settle first. Once settled, stdout/stderr are banked refs holding the complete output. ' +
+      'With waitMs it waits up to that long for the command to settle first; with waitFor as well, it returns as soon as that text appears in either stream ' +
+      '(waitMatched, and waitLine: the line holding it) — e.g. waitFor "listening on" for a server. Once settled, stdout/stderr are banked refs holding the complete output. ' +
       'running/finished count your session\'s commands (finished = settled and not looked at yet).',
     {
       type: 'object',
       properties: {
         taskId: taskIdSchema,
-        waitMs: { type: 'number', minimum: 0, description: 'Wait at most this long for the command to settle.' },
+        waitMs: { type: 'number', minimum: 0, description: 'Wait at most this long for the command to settle (or for waitFor to appear).' },
+        waitFor: {
+          type: 'string',
+          minLength: 1,
+          description: 'Text (a plain substring of one line) to wait for in stdout or stderr, up to waitMs; the result adds waitMatched and waitLine.',
+        },
       },
       required: ['taskId'],
       additionalProperties: false,
@@ -190,6 +196,14 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     async (params, ctx) => {
       // null is "not given": a plain status, never an unbounded wait
       const waitMs = optionalNumber(params, 'waitMs', 'a number of milliseconds ≥ 0 to wait at most', (n) => n >= 0)
+      const waitFor = params.waitFor
+      if (waitFor !== undefined && waitFor !== null) {
+        if (typeof waitFor !== 'string') throw coded(`waitFor must be a string: the text to wait for (got ${shown(waitFor)})`)
+        const r = await api.awaitBackgroundCommandOutput(host, params.taskId, { pattern: waitFor, timeoutMs: waitMs ?? 0 })
+        const out = { ...r.status, ...counters(ctx), waitMatched: r.matched }
+        if (r.matched) out.waitLine = r.line
+        return out
+      }
       const status =
         waitMs === undefined
           ? api.getBackgroundCommandStatus(host, params.taskId)
@@ -198,11 +212,12 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     },
   )
 
-  const outputShape = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number }'
+  const outputShape = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number, tail?: number, grep?: string }'
   const command_output = tool(
     'command_output',
     'Read one page of a command\'s complete output, while it runs or after: offset and limit count characters (limit defaults to 50000, at most 200000); ' +
-      'hasMore says whether to read on from offset + limit.',
+      'hasMore says whether to read on from offset + limit. tail reads the last characters instead (e.g. tail 5000 for the last screen). ' +
+      'grep returns the lines holding that text instead of a page: { matches: [{ line, offset, text }], hasMore, scannedTo } (search again from offset: scannedTo for more).',
     {
       type: 'object',
       properties: {
@@ -210,16 +225,26 @@ function createBackgroundCommandTools(host, api, sessionOf) {
         stream: { type: 'string', enum: ['stdout', 'stderr'], description: 'Which stream (default stdout).' },
         offset: { type: 'integer', minimum: 0, description: 'First character (default 0).' },
         limit: { type: 'integer', minimum: 1, maximum: 200000, description: 'Characters to read (default 50000).' },
+        tail: { type: 'integer', minimum: 0, maximum: 200000, description: 'Read the last this many characters instead of from offset.' },
+        grep: { type: 'string', minLength: 1, description: 'Return the lines holding this text (from offset, at most 100), not a page.' },
       },
       required: ['taskId'],
       additionalProperties: false,
     },
     outputShape,
     async (params) => {
-      const page = {
-        stream: params.stream ?? 'stdout',
-        offset: optionalNumber(params, 'offset', 'a character offset ≥ 0'),
-        limit: optionalNumber(params, 'limit', 'a number of characters from 1 to 200000'),
+      const stream = params.stream ?? 'stdout'
+      const offset = optionalNumber(params, 'offset', 'a character offset ≥ 0')
+      if (params.grep !== undefined && params.grep !== null) {
+        if (typeof params.grep !== 'string') throw coded(`grep must be a string: the text to look for (got ${shown(params.grep)})`)
+        return api.searchBackgroundCommandOutput(host, params.taskId, { pattern: params.grep, stream, from: offset })
+      }
+      const tail = optionalNumber(params, 'tail', 'a number of characters from the end, 0 to 200000')
+      const page = { stream, offset, limit: optionalNumber(params, 'limit', 'a number of characters from 1 to 200000') }
+      if (tail !== undefined) {
+        delete page.offset
+        page.tail = tail
+        if (offset !== undefined) page.offset = offset
       }
       return api.readBackgroundCommandOutput(host, params.taskId, page)
     },

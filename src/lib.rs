@@ -612,3 +612,46 @@ pub use binding::confine::{confinement_support, NativeConfinementSupport};
 // Interactive commands (SPEC §9): their napi functions live in
 // `binding/input.rs`; exported here so they count as the crate's API.
 pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};
+/// Wait for a pattern in a command's output (`opts` is `{ pattern, regex?,
+/// stream?, from?, timeoutMs? }`); matching runs in the engine as output
+/// arrives.
+#[napi(ts_return_type = "Promise<NativeWaitResult>")]
+pub fn await_output<'e>(
+    env: &'e Env,
+    host_id: u32,
+    task_id: Unknown,
+    opts: Unknown,
+) -> napi::Result<PromiseRaw<'e, NativeWaitResult>, Code> {
+    let rec = task(host_id, &task_id)?;
+    let req = inputs::wait_request(&opts).map_err(js_err)?;
+    promise(env, async move {
+        engine::jobs::waits::await_output(rec, req)
+            .await
+            .map(Into::into)
+    })
+}
+
+/// Search a stream's log for lines holding a pattern (`opts` is `{ pattern,
+/// regex?, stream?, from?, maxMatches? }`), streaming the file.
+#[napi(ts_return_type = "Promise<NativeSearchResult>")]
+pub fn search_output<'e>(
+    env: &'e Env,
+    host_id: u32,
+    task_id: Unknown,
+    opts: Unknown,
+) -> napi::Result<PromiseRaw<'e, NativeSearchResult>, Code> {
+    let rec = task(host_id, &task_id)?;
+    let (pat, s, from, max) = inputs::search_request(&opts).map_err(js_err)?;
+    promise(
+        env,
+        blocking(move || engine::jobs::waits::search(&rec, s, &pat, from, max).map(Into::into)),
+    )
+}
+
+/// The status of a command that just settled, for the host's settle
+/// listeners (it does not mark the command looked at).
+#[napi]
+pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatus, Code> {
+    let rec = registry::lookup(host_id, &task_id).map_err(js_err)?;
+    Ok(rec.status(false, bank::builtin_ref).into())
+}

@@ -5,9 +5,11 @@ use engine::capture::Stream;
 use engine::commands::StartOptions;
 use engine::errors::EngineError;
 use engine::gitrun::GitInput;
+use engine::jobs::waits::{self, WaitRequest};
 use engine::paging::Window;
 use engine::policy::{Policy, PolicyInput};
 use engine::record::{ArtifactRef, BankOutcome};
+use engine::text::matching::Pattern;
 use napi::bindgen_prelude::Unknown;
 
 use super::convert::*;
@@ -42,6 +44,7 @@ pub fn policy(v: &Unknown) -> R<Policy> {
         max_output_bytes: opt_number(&obj, "maxOutputBytes", what)?,
         kill_grace_ms: opt_number(&obj, "killGraceMs", what)?,
         confine: super::confine::policy_confine(&obj)?,
+        idle_timeout_ms: opt_number(&obj, "idleTimeoutMs", what)?,
     })
 }
 
@@ -74,6 +77,7 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
         session_id: opt_string(&obj, "sessionId", what)?,
         confine: super::confine::options_confine(&obj)?,
         input: super::input::start_input(&obj)?,
+        idle_timeout_ms: opt_number(&obj, "idleTimeoutMs", what)?,
     })
 }
 
@@ -87,6 +91,20 @@ pub fn page_request(v: &Unknown) -> R<(Stream, Window)> {
     }
     let obj = as_object(v, what)?;
     let stream = stream_name(opt_string(&obj, "stream", what)?.as_deref(), true)?;
+    if let Some(t) = opt_number(&obj, "tail", what)? {
+        if !t.is_finite() || t < 0.0 {
+            return Err(EngineError::BadInput(format!(
+                "page.tail must be a finite number ≥ 0: how many characters (UTF-16 units) to read from the end, clamped to 1..200000 (got {})",
+                engine::policy::js_number(t)
+            )));
+        }
+        if opt_number(&obj, "offset", what)?.is_some() {
+            return Err(EngineError::BadInput(
+                "page.tail reads the end of the stream, so it cannot be combined with page.offset: give one of them".into(),
+            ));
+        }
+        return Ok((stream, Window::tail(t)));
+    }
     Ok((stream, window(&obj, what)?))
 }
 
@@ -176,4 +194,73 @@ fn artifact_ref(v: &Unknown) -> Result<ArtifactRef, String> {
         preview: s("preview")?,
         read_back_hint: s("readBackHint")?,
     })
+}
+
+/// The pattern fields shared by waits and searches: `pattern` (a non-empty
+/// string), `regex?`, `from?`, and the stream (`any` allowed for waits).
+fn pattern_fields(
+    obj: &napi::bindgen_prelude::Object,
+    what: &str,
+    allow_any: bool,
+) -> R<(Pattern, Option<Stream>, u64)> {
+    let p = field(obj, "pattern", what)?;
+    if kind(&p) != napi::ValueType::String {
+        return Err(EngineError::BadInput(format!(
+            "{what}.pattern must be a string: the text (or, with regex: true, the regular expression) to look for (got {})",
+            describe(&p)
+        )));
+    }
+    let pattern = as_string(&p, &format!("{what}.pattern"))?;
+    let regex = opt_bool(obj, "regex", what)?.unwrap_or(false);
+    let stream = match opt_string(obj, "stream", what)?.as_deref() {
+        None if allow_any => None,
+        None => Some(Stream::Stdout),
+        Some("any") if allow_any => None,
+        Some(name) => Some(Stream::parse(name).ok_or_else(|| {
+            EngineError::BadInput(format!(
+                "{what}.stream must be {} (got {name:?})",
+                if allow_any {
+                    "\"stdout\", \"stderr\" or \"any\""
+                } else {
+                    "\"stdout\" or \"stderr\""
+                }
+            ))
+        })?),
+    };
+    let from = waits::offset_arg(&format!("{what}.from"), opt_number(obj, "from", what)?)?;
+    Ok((Pattern::new(&pattern, regex)?, stream, from))
+}
+
+/// `{ pattern, regex?, stream?, from?, timeoutMs? }` of a wait.
+pub fn wait_request(v: &Unknown) -> R<WaitRequest> {
+    let what = "options";
+    if absent(v) {
+        return Err(EngineError::BadInput(
+            "options must be an object like { pattern: \"listening on\", timeoutMs: 30000 }".into(),
+        ));
+    }
+    let obj = as_object(v, what)?;
+    let (pattern, stream, from) = pattern_fields(&obj, what, true)?;
+    let timeout_ms = waits::wait_ms_arg("options.timeoutMs", opt_number(&obj, "timeoutMs", what)?)?;
+    Ok(WaitRequest {
+        pattern,
+        stream,
+        from,
+        timeout_ms,
+    })
+}
+
+/// `{ pattern, regex?, stream?, from?, maxMatches? }` of a search:
+/// `(pattern, stream, from, maxMatches)`.
+pub fn search_request(v: &Unknown) -> R<(Pattern, Stream, u64, usize)> {
+    let what = "options";
+    if absent(v) {
+        return Err(EngineError::BadInput(
+            "options must be an object like { pattern: \"FAIL\", stream: \"stdout\" }".into(),
+        ));
+    }
+    let obj = as_object(v, what)?;
+    let (pattern, stream, from) = pattern_fields(&obj, what, false)?;
+    let max = waits::max_matches_arg(opt_number(&obj, "maxMatches", what)?)?;
+    Ok((pattern, stream.unwrap_or(Stream::Stdout), from, max))
 }

@@ -243,3 +243,63 @@ impl From<GitResult> for NativeGitResult {
         }
     }
 }
+
+/// What `awaitBackgroundCommandOutput` resolves to.
+#[napi(object)]
+pub struct NativeWaitResult {
+    pub matched: bool,
+    pub stream: Option<String>,
+    pub offset: Option<f64>,
+    pub line: Option<String>,
+    pub status: NativeStatus,
+}
+
+impl From<engine::jobs::waits::WaitOutcome> for NativeWaitResult {
+    fn from(o: engine::jobs::waits::WaitOutcome) -> Self {
+        let (stream, hit) = match o.found {
+            Some((s, h)) => (Some(s.name().to_string()), Some(h)),
+            None => (None, None),
+        };
+        NativeWaitResult {
+            matched: hit.is_some(),
+            stream,
+            offset: hit.as_ref().map(|h| h.offset as f64),
+            line: hit.map(|h| h.line),
+            status: o.status.into(),
+        }
+    }
+}
+
+/// One matching line of a search.
+#[napi(object)]
+pub struct NativeLineMatch {
+    pub line: f64,
+    pub offset: f64,
+    pub text: String,
+}
+
+/// What `searchBackgroundCommandOutput` resolves to.
+#[napi(object)]
+pub struct NativeSearchResult {
+    pub matches: Vec<NativeLineMatch>,
+    pub has_more: bool,
+    pub scanned_to: f64,
+}
+
+impl From<engine::text::matching::SearchResult> for NativeSearchResult {
+    fn from(r: engine::text::matching::SearchResult) -> Self {
+        NativeSearchResult {
+            matches: r
+                .matches
+                .into_iter()
+                .map(|m| NativeLineMatch {
+                    line: m.line as f64,
+                    offset: m.offset as f64,
+                    text: m.text,
+                })
+                .collect(),
+            has_more: r.has_more,
+            scanned_to: r.scanned_to as f64,
+        }
+    }
+}

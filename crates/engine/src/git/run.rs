@@ -200,6 +200,7 @@ pub fn start(
         max_output_bytes: Some(s.max_output_bytes as f64),
         kill_grace_ms: None,
         confine: None,
+        idle_timeout_ms: None,
     })?;
     if s.confined {
         policy.confine = Some(git_confinement(&s.repo_root, &env));

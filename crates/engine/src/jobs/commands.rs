@@ -49,6 +49,8 @@ pub struct StartOptions {
     pub confine: Option<crate::policy::confine::ConfinementInput>,
     /// What it reads: /dev/null (the default), a pipe, or a terminal.
     pub input: Input,
+    /// Stop when neither stream printed for this long (ms); the policy's default when absent.
+    pub idle_timeout_ms: Option<f64>,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -109,6 +111,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         opts.max_output_bytes,
         policy.max_output_bytes,
     )?;
+    let idle_timeout_ms = match opts.idle_timeout_ms {
+        Some(v) => Some(policy::positive("idleTimeoutMs", v)?),
+        None => policy.idle_timeout_ms,
+    };
     if let Some(env) = &opts.env {
         policy::check_env(env)?;
     }
@@ -188,6 +194,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             limits: Limits {
                 timeout_ms,
                 max_output_bytes,
+                idle_timeout_ms,
             },
         },
     );
@@ -555,6 +562,7 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
     let w = Window {
         offset: from,
         limit: paging::MAX_LIMIT,
+        from_end: false,
     };
     let path = rec.log_path(stream);
     let page = paging::read_page(rec.log(stream), &path, w)

@@ -16,3 +16,4 @@ pub mod input;
 pub mod record;
 pub mod registry;
 pub mod supervisor;
+pub mod waits;

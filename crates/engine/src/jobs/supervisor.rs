@@ -139,12 +139,15 @@ pub struct Limits {
     pub timeout_ms: f64,
     /// Per-stream cap.
     pub max_output_bytes: u64,
+    /// Stop the command when neither stream produced a byte for this long (ms).
+    pub idle_timeout_ms: Option<f64>,
 }
 
 /// Why the runner began stopping a command.
 #[derive(Debug, Clone)]
 enum Stop {
     Timeout,
+    Idle,
     Killed(KillReason, i32),
     OutputLimit(Stream),
     WriteFailed(Stream, String),
@@ -303,10 +306,12 @@ async fn run(
         .checked_add(crate::policy::duration_ms(limits.timeout_ms))
         .unwrap_or(far);
     let grace = crate::policy::duration_ms(rec.kill_grace_ms);
+    let idle = limits.idle_timeout_ms.map(crate::policy::duration_ms);
+    let idle_timer = sleep_until(idle.map_or(far, |d| start + d));
     let budget_timer = sleep_until(budget);
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
-    tokio::pin!(budget_timer, escalate_timer, drain_timer);
+    tokio::pin!(budget_timer, escalate_timer, drain_timer, idle_timer);
     let (mut escalating, mut draining, mut listening) = (false, false, true);
 
     let mut exit: Option<Exit> = None;
@@ -357,6 +362,9 @@ async fn run(
             // command that stops reading its input fills the pipe.
             r = writer.write_some(), if writer.busy() => writer.wrote(r),
             r = read_some(&mut out, &mut out_buf), if out.is_some() => {
+                if let (Some(d), Some(_)) = (idle, r) {
+                    idle_timer.as_mut().reset(Instant::now() + d);
+                }
                 match r {
                     Some(n) => if let Some(why) = take(rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
                         begin_stop!(why, libc::SIGTERM);
@@ -365,6 +373,9 @@ async fn run(
                 }
             }
             r = read_some(&mut err, &mut err_buf), if err.is_some() => {
+                if let (Some(d), Some(_)) = (idle, r) {
+                    idle_timer.as_mut().reset(Instant::now() + d);
+                }
                 match r {
                     Some(n) => if let Some(why) = take(rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
                         begin_stop!(why, libc::SIGTERM);
@@ -374,6 +385,9 @@ async fn run(
             }
             _ = &mut budget_timer, if stop.is_none() && exit.is_none() => {
                 begin_stop!(Stop::Timeout, libc::SIGTERM);
+            }
+            _ = &mut idle_timer, if idle.is_some() && stop.is_none() && exit.is_none() => {
+                begin_stop!(Stop::Idle, libc::SIGTERM);
             }
             _ = &mut escalate_timer, if escalating => {
                 signal_group(pid, libc::SIGKILL);
@@ -559,6 +573,17 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
             Some(format!(
                 "The command exceeded its {}ms budget and was stopped: SIGTERM, then SIGKILL after {}ms if still running{ended_by}; its output up to then is banked in full",
                 js_number(limits.timeout_ms),
+                js_number(rec.kill_grace_ms)
+            )),
+            true,
+        ),
+        Some(Stop::Idle) => (
+            State::Timeout,
+            code,
+            signal,
+            Some(format!(
+                "The command produced no output for {}ms (idleTimeoutMs) and was stopped: SIGTERM, then SIGKILL after {}ms if still running{ended_by}; its output up to then is banked in full",
+                js_number(limits.idle_timeout_ms.unwrap_or(0.0)),
                 js_number(rec.kill_grace_ms)
             )),
             true,

@@ -27,6 +27,8 @@ pub struct Policy {
     pub kill_grace_ms: f64,
     /// Kernel confinement of every command (`None`: unconfined).
     pub confine: Option<super::confine::Confinement>,
+    /// Default `idleTimeoutMs` of the commands it starts (none: no idle stop).
+    pub idle_timeout_ms: Option<f64>,
 }
 
 /// The numeric fields of a policy as the caller gave them (absent = default).
@@ -44,6 +46,8 @@ pub struct PolicyInput {
     pub kill_grace_ms: Option<f64>,
     /// `confine` (`None`: absent or `false`).
     pub confine: Option<super::confine::ConfinementInput>,
+    /// `idleTimeoutMs`.
+    pub idle_timeout_ms: Option<f64>,
 }
 
 impl Policy {
@@ -83,6 +87,10 @@ impl Policy {
                 DEFAULT_MAX_OUTPUT_BYTES,
             )?,
             kill_grace_ms: positive_or("killGraceMs", input.kill_grace_ms, DEFAULT_KILL_GRACE_MS)?,
+            idle_timeout_ms: input
+                .idle_timeout_ms
+                .map(|v| positive("idleTimeoutMs", v))
+                .transpose()?,
         })
     }
 }

@@ -4,9 +4,10 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::decode::Utf16Index;
+use super::matching::{self, Waiter, Watch};
 
 /// Which stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,6 +57,9 @@ pub struct StreamLog {
     finished: AtomicBool,
     /// Decoder state and offset checkpoints, updated as bytes land in the file.
     pub index: Mutex<Utf16Index>,
+    /// The waits watching this stream, fed every chunk as it lands (none:
+    /// nothing is kept). Taken before `index` wherever both are held.
+    watch: Mutex<Option<Box<Watch>>>,
 }
 
 impl StreamLog {
@@ -65,6 +69,7 @@ impl StreamLog {
             bytes: AtomicU64::new(0),
             finished: AtomicBool::new(false),
             index: Mutex::new(Utf16Index::new()),
+            watch: Mutex::new(None),
         }
     }
 
@@ -78,10 +83,52 @@ impl StreamLog {
         self.finished.load(Ordering::Acquire)
     }
 
-    /// Mark the stream complete and trim the index.
+    /// Mark the stream complete and trim the index; the waits watching it
+    /// see its last line.
     pub fn finish(&self) {
+        let mut watch = self.watch.lock().unwrap();
+        if let Some(w) = watch.as_mut() {
+            w.finish();
+        }
         self.index.lock().unwrap().shrink();
         self.finished.store(true, Ordering::Release);
+    }
+
+    /// Start watching for `waiter` (whose log file is `file`). Returns the
+    /// byte offset (a line start) from which the live feed covers the
+    /// stream — the output before it is the caller's to scan — or `None`
+    /// when the stream is finished (then all of it is the caller's).
+    pub fn watch(&self, file: &File, waiter: Arc<Waiter>) -> io::Result<Option<u64>> {
+        let mut watch = self.watch.lock().unwrap();
+        if self.is_finished() {
+            return Ok(None);
+        }
+        if watch.is_none() {
+            // No chunk can land while the watch lock is held.
+            let end = self.bytes();
+            let start = matching::line_start_before(file, end)?;
+            let (cb, cu) = self
+                .index
+                .lock()
+                .unwrap()
+                .checkpoint_at_or_before_byte(start);
+            let units = cu + matching::units_between(file, cb, start)?;
+            let mut line = vec![0u8; (end - start) as usize];
+            std::os::unix::fs::FileExt::read_exact_at(file, &mut line, start)?;
+            *watch = Some(Box::new(Watch::new(line, start, units)));
+        }
+        let w = watch.as_mut().expect("set above");
+        let start = w.line_start_byte;
+        w.add(waiter);
+        Ok(Some(start))
+    }
+
+    /// Stop watching for `waiter`; the matcher set goes once none is left.
+    pub fn unwatch(&self, waiter: &Arc<Waiter>) {
+        let mut watch = self.watch.lock().unwrap();
+        if watch.as_mut().is_some_and(|w| w.remove(waiter)) {
+            *watch = None;
+        }
     }
 
     /// The decodable length: all bytes once finished, else the committed ones.
@@ -168,9 +215,16 @@ impl Sink {
 }
 
 fn publish(log: &StreamLog, bytes: &[u8]) {
-    let mut idx = log.index.lock().unwrap();
-    idx.push(bytes);
-    log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
+    let mut watch = log.watch.lock().unwrap();
+    {
+        let mut idx = log.index.lock().unwrap();
+        idx.push(bytes);
+        log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
+    }
+    // The one scan of these bytes, shared by every wait on this stream.
+    if let Some(w) = watch.as_mut() {
+        w.feed(bytes);
+    }
 }
 
 #[cfg(test)]

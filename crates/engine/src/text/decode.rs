@@ -302,6 +302,17 @@ impl Utf16Index {
         }
     }
 
+    /// The last checkpoint whose byte offset is `<= byte`, as
+    /// `(byte_offset, unit_offset)`; `(0, 0)` is always one.
+    pub fn checkpoint_at_or_before_byte(&self, byte: u64) -> (u64, u64) {
+        let cps = &self.tally.checkpoints;
+        let after = cps.partition_point(|&(b, _)| b <= byte);
+        match after.checked_sub(1) {
+            Some(i) => cps[i],
+            None => (0, 0),
+        }
+    }
+
     /// Release spare capacity (called when the stream is finished).
     pub fn shrink(&mut self) {
         self.tally.checkpoints.shrink_to_fit();
@@ -314,6 +325,20 @@ impl Utf16Index {
             .chain(self.tally.checkpoints.iter().copied())
             .collect()
     }
+}
+
+/// UTF-16 length of `bytes` decoded on their own, as Node would decode them
+/// (a trailing incomplete sequence counts as one U+FFFD).
+pub fn lossy_units(bytes: &[u8]) -> u64 {
+    let mut n = 0u64;
+    let mut decoder = Utf8Decoder::default();
+    let mut sink = |p: Piece<'_>| match p {
+        Piece::Text(t) => n += utf16_units(t),
+        Piece::Invalid(_) => n += 1,
+    };
+    decoder.feed(bytes, &mut sink);
+    decoder.finish(&mut sink);
+    n
 }
 
 /// An excerpt of a log in UTF-16 code units: what a page window asks for,

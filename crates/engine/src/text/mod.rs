@@ -1,9 +1,11 @@
 //! The output of a command as text: [`capture`] copies its pipes into log
 //! files while indexing them, [`decode`] turns log bytes into UTF-16 the way
-//! Node decodes them, and [`paging`] cuts windows out of a log.
+//! Node decodes them, [`paging`] cuts windows out of a log, and [`matching`]
+//! watches output for patterns as it arrives and searches logs.
 
 pub mod capture;
 pub mod decode;
+pub mod matching;
 pub mod paging;
 
 // The decoder's items keep their old `text::` paths (the fuzz targets use them).

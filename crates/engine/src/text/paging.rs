@@ -18,6 +18,9 @@ pub struct Window {
     pub offset: u64,
     /// Units asked for (1..=200000).
     pub limit: u64,
+    /// The window is the last `limit` units (`tail`): `offset` is then
+    /// worked out when the page is read.
+    pub from_end: bool,
 }
 
 impl Window {
@@ -31,7 +34,20 @@ impl Window {
             Some(l) if l.is_nan() => DEFAULT_LIMIT,
             Some(l) => l.floor().clamp(1.0, MAX_LIMIT as f64) as u64,
         };
-        Window { offset, limit }
+        Window {
+            offset,
+            limit,
+            from_end: false,
+        }
+    }
+
+    /// The last `tail` units, `tail` clamped like a limit (1..200000).
+    pub fn tail(tail: f64) -> Window {
+        Window {
+            offset: 0,
+            limit: tail.floor().clamp(1.0, MAX_LIMIT as f64) as u64,
+            from_end: true,
+        }
     }
 }
 
@@ -55,14 +71,25 @@ pub struct Page {
 pub fn read_page(log: &StreamLog, path: &Path, w: Window) -> std::io::Result<Page> {
     let file = std::fs::File::open(path)?;
     let idx = log.index.lock().unwrap();
-    let win = text::read_window(&file, &idx, log.is_finished(), w.offset, w.limit)?;
+    let finished = log.is_finished();
+    let offset = if w.from_end {
+        let total = if finished {
+            idx.final_units()
+        } else {
+            idx.committed_units()
+        };
+        total.saturating_sub(w.limit)
+    } else {
+        w.offset
+    };
+    let win = text::read_window(&file, &idx, finished, offset, w.limit)?;
     drop(idx);
     Ok(Page {
         content: win.content,
-        offset: w.offset,
+        offset,
         limit: w.limit,
         total_size: win.total_units,
-        has_more: w.offset.saturating_add(w.limit) < win.total_units,
+        has_more: offset.saturating_add(w.limit) < win.total_units,
     })
 }
 
@@ -86,21 +113,24 @@ mod tests {
             Window::new(None, None),
             Window {
                 offset: 0,
-                limit: 50_000
+                limit: 50_000,
+                from_end: false
             }
         );
         assert_eq!(
             Window::new(Some(-5.0), Some(0.0)),
             Window {
                 offset: 0,
-                limit: 1
+                limit: 1,
+                from_end: false
             }
         );
         assert_eq!(
             Window::new(Some(f64::NAN), Some(1e9)),
             Window {
                 offset: 0,
-                limit: 200_000
+                limit: 200_000,
+                from_end: false
             }
         );
         assert_eq!(Window::new(Some(f64::INFINITY), None).offset, u64::MAX);
@@ -110,7 +140,8 @@ mod tests {
             Window::new(Some(10.7), Some(137.2)),
             Window {
                 offset: 10,
-                limit: 137
+                limit: 137,
+                from_end: false
             }
         );
     }
