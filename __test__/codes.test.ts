@@ -63,7 +63,23 @@ type Row = {
 
 const veto = (): object => policyHost({ allowlist: () => 'not on Fridays' })
 
+const sparse = (n: number): string[] => {
+  const a: string[] = []
+  a.length = n
+  return a
+}
+
 const rows: Row[] = [
+  {
+    code: 'NLC_INVALID_ARGUMENT',
+    what: 'a sparse argv of length 2**32-1 (issue 10)',
+    host: () => nc.startBackgroundCommand(policyHost(), sparse(2 ** 32 - 1), { cwd: '.' }),
+  },
+  {
+    code: 'NLC_INVALID_ARGUMENT',
+    what: 'an allowedExecutables array above 65,536 entries (issue 10)',
+    host: () => nc.setBackgroundCommandPolicy({}, { allowedExecutables: sparse(65537), cwdRoot: ROOT }),
+  },
   {
     code: 'NLC_NO_POLICY',
     what: 'a start on a host without a policy',
