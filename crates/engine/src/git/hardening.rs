@@ -390,49 +390,38 @@ fn check_includes(
 /// is refused instead; a file inside the repository (the usual
 /// `.git-blame-ignore-revs`) is read as before.
 fn check_ignore_revs(
+    values: &[&[u8]],
     git_executable: &str,
     repo_root: &Path,
     env: &[(String, String)],
     timeout: Duration,
 ) -> Result<(), GitRefusal> {
-    let listing = run_hardened(
-        git_executable,
-        repo_root,
-        env,
-        &strings(&["config", "-z", "--get-all", "blame.ignoreRevsFile"]),
-        timeout,
-    )?;
-    if listing.status.code() == Some(1) {
-        return Ok(()); // not set
-    }
-    if !listing.status.success() {
-        return Err(GitRefusal(format!(
-            "git could not list its configuration ({}): {}; fix the git configuration",
-            listing.status,
-            String::from_utf8_lossy(&listing.stderr).trim()
-        )));
+    if values.is_empty() {
+        return Ok(());
     }
     let home = env
         .iter()
         .find(|(k, _)| k == "HOME")
         .map(|(_, v)| PathBuf::from(v));
-    let git_dir = run_hardened(
-        git_executable,
-        repo_root,
-        env,
-        &strings(&["rev-parse", "--absolute-git-dir"]),
-        timeout,
-    )
-    .ok()
-    .filter(|o| o.status.success())
-    .map(|o| {
-        let mut b = o.stdout;
-        while b.last() == Some(&b'\n') {
-            b.pop();
-        }
-        real_target(Path::new(std::ffi::OsStr::from_bytes(&b)))
-    });
-    for value in listing.stdout.split(|&b| b == 0).filter(|v| !v.is_empty()) {
+    let git_dir = || {
+        run_hardened(
+            git_executable,
+            repo_root,
+            env,
+            &strings(&["rev-parse", "--absolute-git-dir"]),
+            timeout,
+        )
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            let mut b = o.stdout;
+            while b.last() == Some(&b'\n') {
+                b.pop();
+            }
+            real_target(Path::new(std::ffi::OsStr::from_bytes(&b)))
+        })
+    };
+    for &value in values.iter().filter(|v| !v.is_empty()) {
         let os = std::ffi::OsStr::from_bytes(value);
         let target = match (value.strip_prefix(b"~/"), &home) {
             (Some(rest), Some(h)) => h.join(std::ffi::OsStr::from_bytes(rest)),
@@ -440,7 +429,7 @@ fn check_ignore_revs(
             (None, _) => repo_root.join(os),
         };
         let real = real_target(&target);
-        let ok = inside(&real, repo_root) || git_dir.as_deref().is_some_and(|g| inside(&real, g));
+        let ok = inside(&real, repo_root) || git_dir().is_some_and(|g| inside(&real, &g));
         if !ok {
             return Err(GitRefusal(format!(
                 "the git configuration sets blame.ignoreRevsFile to {os:?}, a file outside the \
@@ -474,8 +463,11 @@ fn strings(items: &[&str]) -> Vec<String> {
 /// exactly `env` — normally [`super::git_env`] —, stdin null, `timeout` per
 /// run) to list:
 ///
-/// 1. every configuration name in force there (`config --list --name-only
-///    -z`: system, global, local, worktree and included files);
+/// 1. every configuration entry in force there (`config --list -z`:
+///    system, global, local, worktree and included files, after
+///    [`check_includes`] refused repository includes of outside files);
+///    `blame.ignoreRevsFile` values naming a file outside are refused
+///    ([`check_ignore_revs`]);
 /// 2. the submodule names of `.gitmodules` (the worktree file, else the
 ///    index's, else HEAD's — the order git reads it in), found through
 ///    `rev-parse --show-toplevel`; absent in a bare repository or outside
@@ -493,12 +485,11 @@ pub fn driver_overrides(
     timeout: Duration,
 ) -> Result<Vec<String>, GitRefusal> {
     check_includes(git_executable, repo_root, env, timeout)?;
-    check_ignore_revs(git_executable, repo_root, env, timeout)?;
     let listing = run_hardened(
         git_executable,
         repo_root,
         env,
-        &strings(&["config", "--list", "--name-only", "-z"]),
+        &strings(&["config", "--list", "-z"]),
         timeout,
     )?;
     if !listing.status.success() {
@@ -509,6 +500,17 @@ pub fn driver_overrides(
         )));
     }
     let mut names = names_of(&listing.stdout);
+    let ignore_revs: Vec<&[u8]> = listing
+        .stdout
+        .split(|&b| b == 0)
+        .filter_map(|entry| {
+            let nl = entry.iter().position(|&b| b == b'\n')?;
+            entry[..nl]
+                .eq_ignore_ascii_case(b"blame.ignorerevsfile")
+                .then(|| &entry[nl + 1..])
+        })
+        .collect();
+    check_ignore_revs(&ignore_revs, git_executable, repo_root, env, timeout)?;
 
     let toplevel = run_hardened(
         git_executable,
