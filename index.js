@@ -277,17 +277,92 @@ function abortSignalOf(options) {
   return [signal, undefined]
 }
 
-function start(host, argv, options, policy, explicit) {
+/** The most entries an `allowedExecutables` array may have (SPEC §2); the engine refuses more. */
+const MAX_LIST_ENTRIES = 65536
+
+/**
+ * A one-read copy of an array: `length` is read once and each element once,
+ * in order. A length above `max` gives a sparse stand-in of that length (no
+ * element read, nothing allocated by it), which the engine refuses with
+ * NLC_INVALID_ARGUMENT. A read that throws becomes a getter on the copy that
+ * throws the same value, so the engine's message names the index.
+ */
+function copyArray(v, max) {
+  let len
+  try {
+    len = v.length
+  } catch (e) {
+    return v
+  }
+  const copy = []
+  if (typeof len !== 'number' || !(len >= 0)) return v
+  if (len > max) {
+    copy.length = len
+    return copy
+  }
+  for (let i = 0; i < len; i++) {
+    try {
+      copy[i] = v[i]
+    } catch (e) {
+      Object.defineProperty(copy, i, { enumerable: true, get() { throw e } })
+    }
+  }
+  return copy
+}
+
+/**
+ * A snapshot of a caller's object: each of `fields` read exactly once
+ * (getters and Proxy traps included), arrays among them copied element by
+ * element (`arrays` names them, with their limit). The engine validates and
+ * uses the snapshot only, so what is checked is what runs. A read that
+ * throws becomes a getter on the snapshot that throws the same value (the
+ * engine's message says which field threw); an absent field stays absent.
+ * A value that is not a plain object is passed on as it is (the engine
+ * refuses it without reading any property).
+ */
+function snapshot(obj, fields, arrays) {
+  if (obj === null || typeof obj !== 'object' || isArray(obj)) return obj
+  const copy = {}
+  for (const f of fields) {
+    let v
+    try {
+      v = obj[f]
+    } catch (e) {
+      Object.defineProperty(copy, f, { enumerable: true, get() { throw e } })
+      continue
+    }
+    if (v === undefined) continue
+    if (arrays && arrays[f] !== undefined && isArray(v)) v = copyArray(v, arrays[f])
+    copy[f] = v
+  }
+  return copy
+}
+
+const POLICY_FIELDS = ['allowedExecutables', 'cwdRoot', 'allowlist', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine']
+const OPTION_FIELDS = ['cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'label', 'sessionId', 'abortSignal', 'idleTimeoutMs', 'confine', 'stdin', 'terminal']
+const GIT_OPTION_FIELDS = ['repoRoot', 'timeoutMs', 'maxOutputBytes', 'previewChars', 'gitExecutable', 'confine']
+
+/** A policy read once (see `snapshot`). */
+function policySnapshot(policy) {
+  return snapshot(policy, POLICY_FIELDS, { allowedExecutables: MAX_LIST_ENTRIES })
+}
+
+function start(host, argv, callerOptions, callerPolicy, explicit) {
   const state = hostState(host)
+  // Every field of the caller's policy and options is read exactly once,
+  // here; the engine sees only these snapshots, and the hook called is the
+  // one read (SPEC §2).
+  const policy = explicit ? policySnapshot(callerPolicy) : undefined
+  const options = snapshot(callerOptions, OPTION_FIELDS)
   const effective = explicit ? policy : state.policy
-  const hook = effective ? safeGet(effective, 'allowlist') : undefined
+  const hook = effective && typeof effective === 'object' ? safeGet(effective, 'allowlist') : undefined
   // Whatever the hook throws (null, a symbol, a Proxy) reaches the engine as
   // an Error with a readable message, which the refusal quotes.
   const allowlist =
     typeof hook === 'function'
       ? (a, c) => {
           try {
-            return hook.call(effective, a, c)
+            return hook.call(explicit ? callerPolicy : effective, a, c)
           } catch (e) {
             throw new Error(reasonOf(e))
           }
@@ -316,14 +391,11 @@ function setBackgroundCommandPolicy(host, policy) {
   // messages name each field), then stores this copy, so it enforces exactly
   // what getBackgroundCommandPolicy returns, even if a getter answers
   // differently on a second read.
-  let copy
-  let copyError
-  try {
-    copy = { ...policy, allowedExecutables: [...policy.allowedExecutables] }
-  } catch (e) {
-    copyError = reasonOf(e)
-  }
-  native.setPolicy(state.id, policy, copy, copyError)
+  // Each field of the caller's policy is read exactly once (SPEC §2): the
+  // engine checks and stores this snapshot, and getBackgroundCommandPolicy
+  // returns copies of it.
+  const copy = policySnapshot(policy)
+  native.setPolicy(state.id, copy, copy, undefined)
   state.policy = copy
 }
 
@@ -404,7 +476,7 @@ async function retrieveArtifact(artifactId, options) {
 }
 
 function configureGitTools(host, options) {
-  return native.configureGit(hostState(host).id, options)
+  return native.configureGit(hostState(host).id, snapshot(options, GIT_OPTION_FIELDS))
 }
 
 async function runGitCommand(host, args, sessionId) {

@@ -63,6 +63,12 @@ type Row = {
 
 const veto = (): object => policyHost({ allowlist: () => 'not on Fridays' })
 
+const sparse = (n: number): string[] => {
+  const a: string[] = []
+  a.length = n
+  return a
+}
+
 const rows: Row[] = [
   {
     code: 'NLC_INVALID_ARGUMENT',
@@ -91,6 +97,16 @@ const rows: Row[] = [
       const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.' })
       return nc.createBackgroundCommandTools(h).command_output.execute({ taskId, tail: -1 })
     },
+  },
+  {
+    code: 'NLC_INVALID_ARGUMENT',
+    what: 'a sparse argv of length 2**32-1 (issue 10)',
+    host: () => nc.startBackgroundCommand(policyHost(), sparse(2 ** 32 - 1), { cwd: '.' }),
+  },
+  {
+    code: 'NLC_INVALID_ARGUMENT',
+    what: 'an allowedExecutables array above 65,536 entries (issue 10)',
+    host: () => nc.setBackgroundCommandPolicy({}, { allowedExecutables: sparse(65537), cwdRoot: ROOT }),
   },
   {
     code: 'NLC_NO_POLICY',

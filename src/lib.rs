@@ -200,8 +200,13 @@ pub fn start_command(
     if policy.is_none() && registry::with_host(host_id, |h| h.policy.is_none()) {
         return Err(js_err(EngineError::NoPolicy));
     }
-    let argv =
-        convert::string_array(&argv, "argv", "[\"/usr/bin/git\", \"status\"]").map_err(js_err)?;
+    let argv = convert::string_array(
+        &argv,
+        "argv",
+        "[\"/usr/bin/git\", \"status\"]",
+        convert::MAX_ARGV_ENTRIES,
+    )
+    .map_err(js_err)?;
     let opts = inputs::start_options(&options).map_err(js_err)?;
     let mut hook = |a: &[String], cwd: &str| -> Result<(), String> {
         let Some(f) = allowlist.as_ref() else {
@@ -552,7 +557,13 @@ pub fn run_git<'e>(
     host_banks: bool,
 ) -> napi::Result<PromiseRaw<'e, NativeGitResult>, Code> {
     gitrun::settings(host_id).map_err(js_err)?;
-    let args = convert::string_array(&args, "args", "[\"log\", \"--oneline\"]").map_err(js_err)?;
+    let args = convert::string_array(
+        &args,
+        "args",
+        "[\"log\", \"--oneline\"]",
+        convert::MAX_LIST_ENTRIES,
+    )
+    .map_err(js_err)?;
     if let Some(i) = args.iter().position(|s| s.contains('\0')) {
         return Err(js_err(EngineError::BadInput(format!(
             "args[{i}] contains a NUL character: remove it"

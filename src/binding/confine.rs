@@ -47,7 +47,13 @@ fn trees(obj: &Object, name: &str, what: &str) -> R<Option<Vec<String>>> {
     if absent(&v) {
         return Ok(None);
     }
-    string_array(&v, &format!("{what}.{name}"), "[\"/home/me/project\"]").map(Some)
+    string_array(
+        &v,
+        &format!("{what}.{name}"),
+        "[\"/home/me/project\"]",
+        MAX_LIST_ENTRIES,
+    )
+    .map(Some)
 }
 
 fn confinement(v: &Unknown, what: &str) -> R<ConfinementInput> {
@@ -70,6 +76,7 @@ fn confinement(v: &Unknown, what: &str) -> R<ConfinementInput> {
             &read,
             &format!("{what}.read"),
             "[\"/home/me/.config/tool\"]",
+            MAX_LIST_ENTRIES,
         )?))
     };
     let tmp = match opt_string(&obj, "tmp", what)?.as_deref() {

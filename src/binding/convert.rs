@@ -217,8 +217,16 @@ pub fn opt_bool(obj: &Object, name: &str, what: &str) -> R<Option<bool>> {
     }
 }
 
-/// An array of strings (holes and non-strings refused, naming the index).
-pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
+/// The most entries an argv may have (SPEC §2).
+pub const MAX_ARGV_ENTRIES: u32 = 1_048_576;
+/// The most entries an `allowedExecutables` or git `args` array may have (SPEC §2).
+pub const MAX_LIST_ENTRIES: u32 = 65_536;
+
+/// An array of strings of at most `max` entries (holes and non-strings
+/// refused, naming the index). The array is read element by element: its
+/// `length` never decides an allocation, so a sparse array with a huge
+/// length is refused, not allocated.
+pub fn string_array(v: &Unknown, what: &str, example: &str, max: u32) -> R<Vec<String>> {
     if !is_array(v) {
         return Err(bad(format!(
             "{what} must be an array of strings, e.g. {example} (got {})",
@@ -233,7 +241,13 @@ pub fn string_array(v: &Unknown, what: &str, example: &str) -> R<Vec<String>> {
             thrown(env, &e)
         ))
     })?;
-    let mut out = Vec::with_capacity(len as usize);
+    if len > max {
+        return Err(bad(format!(
+            "{what} has {len} entries, more than the {max} allowed: pass a plain array of at most {max} strings, e.g. {example}"
+        )));
+    }
+    // Grow as elements are read (each is a real string), never by `len`.
+    let mut out = Vec::with_capacity((len as usize).min(64));
     for i in 0..len {
         let item: Unknown = arr.get_element(i).map_err(|e| {
             bad(format!(

@@ -21,8 +21,12 @@ pub fn policy(v: &Unknown) -> R<Policy> {
     let what = "policy";
     let obj = as_object(v, what)?;
     let allowed = field(&obj, "allowedExecutables", what)?;
-    let allowed_executables =
-        string_array(&allowed, "policy.allowedExecutables", "[\"/usr/bin/git\"]")?;
+    let allowed_executables = string_array(
+        &allowed,
+        "policy.allowedExecutables",
+        "[\"/usr/bin/git\"]",
+        MAX_LIST_ENTRIES,
+    )?;
     let root = field(&obj, "cwdRoot", what)?;
     if absent(&root) {
         return Err(EngineError::BadInput(

@@ -41,6 +41,12 @@ pub const FIXED_PREFIX: [(&str, &str); 3] = [
 /// | `diff.submodule=short` | `diff.submodule=diff`, which starts `git diff` inside each submodule without `--no-ext-diff`/`--no-textconv`, under the submodule's own configuration |
 /// | `diff.ignoreSubmodules=dirty` | the `git status` that `diff` starts inside every checked-out submodule to check whether it is dirty (it would run the submodule's clean filters); commit changes of submodules are still shown. `submodule.<name>.ignore` (config or `.gitmodules`) outranks it, so [`driver_overrides`] sets that per name |
 /// | `submodule.recurse=false` | recursion into submodules for commands that support it |
+/// | `mailmap.file=/dev/null` | a mailmap file named by configuration, whose names `log`, `show` and `blame` would print |
+/// | `core.attributesFile=/dev/null` | an attributes file named by configuration |
+/// | `core.excludesFile=/dev/null` | an excludes file named by configuration |
+/// | `diff.orderFile=/dev/null` | an order file named by configuration (an empty value is an error; `/dev/null` is an empty order) |
+/// | `gpg.ssh.allowedSignersFile=/dev/null` | the SSH allowed-signers file of signature verification |
+/// | `gpg.ssh.revocationFile=/dev/null` | the SSH revocation file of signature verification |
 ///
 /// Closed by the three [`FIXED_PREFIX`] pairs: `diff.external` (also by
 /// `--no-ext-diff`) and `core.fsmonitor` (the fsmonitor hook, which even
@@ -64,7 +70,21 @@ pub const HARDENING: &[(&str, &str)] = &[
     ("diff.submodule", "short"),
     ("diff.ignoreSubmodules", "dirty"),
     ("submodule.recurse", "false"),
+    ("mailmap.file", "/dev/null"),
+    ("core.attributesFile", "/dev/null"),
+    ("core.excludesFile", "/dev/null"),
+    ("diff.orderFile", "/dev/null"),
+    ("gpg.ssh.allowedSignersFile", "/dev/null"),
+    ("gpg.ssh.revocationFile", "/dev/null"),
 ];
+
+/// The global option that pins the work tree to the repository root:
+/// `core.worktree` in the repository's configuration (which `-c` cannot
+/// override: git reads it from the repository's own file while setting up)
+/// could otherwise point `diff` and `blame` at files outside it.
+pub fn work_tree_arg(root: &Path) -> String {
+    format!("--work-tree={}", root.to_string_lossy())
+}
 
 /// The most bytes a configuration listing may have before it is refused.
 const MAX_LISTING_BYTES: usize = 16 * 1024 * 1024;
@@ -169,7 +189,9 @@ fn run_hardened(
     args: &[String],
     timeout: Duration,
 ) -> Result<RunOutput, GitRefusal> {
-    let argv = super::full_argv(git_executable, args);
+    let mut pinned = vec![work_tree_arg(root)];
+    pinned.extend(args.iter().cloned());
+    let argv = super::full_argv(git_executable, &pinned);
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
         .current_dir(root)
@@ -230,6 +252,195 @@ fn run_hardened(
     })
 }
 
+/// The most nested include levels followed (git's own limit is 10).
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// Whether `path` is `root` or below it (both real paths).
+fn inside(path: &Path, root: &Path) -> bool {
+    path.starts_with(root)
+}
+
+/// The real path of an include target, or of its nearest existing ancestor
+/// joined with the rest (a target that does not exist yet is judged by
+/// where it would be).
+fn real_target(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut rest = Vec::new();
+    let mut cur = path.to_path_buf();
+    while let Some(parent) = cur.parent().map(Path::to_path_buf) {
+        if let Some(name) = cur.file_name() {
+            rest.push(name.to_os_string());
+        }
+        if let Ok(real) = std::fs::canonicalize(&parent) {
+            let mut out = real;
+            for name in rest.iter().rev() {
+                out.push(name);
+            }
+            return out;
+        }
+        cur = parent;
+    }
+    path.to_path_buf()
+}
+
+/// Refuse a repository whose own configuration (local or worktree scope,
+/// and every file it includes, followed to git's depth limit) includes a
+/// file outside `repo_root` and the directory of the including file (the
+/// git directory). `include.path` and every `includeIf.<condition>.path`
+/// count, whatever the condition. An included file is parsed as
+/// configuration: its values would reach the run (and its errors quote
+/// values), so it must not come from outside the repository. The listing
+/// runs with `--no-includes`, so no outside file is read while checking.
+/// The user's and the system's own configuration may include what they like.
+fn check_includes(
+    git_executable: &str,
+    repo_root: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(), GitRefusal> {
+    let home = env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v));
+    // (listing args, directory relative origins are joined to)
+    let mut todo: Vec<(Vec<String>, usize)> = vec![(
+        strings(&[
+            "config",
+            "--list",
+            "--no-includes",
+            "--show-scope",
+            "--show-origin",
+            "-z",
+        ]),
+        0,
+    )];
+    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    while let Some((args, depth)) = todo.pop() {
+        let listing = run_hardened(git_executable, repo_root, env, &args, timeout)?;
+        if !listing.status.success() {
+            return Err(GitRefusal(format!(
+                "git could not list its configuration ({}): {}; fix the git configuration",
+                listing.status,
+                String::from_utf8_lossy(&listing.stderr).trim()
+            )));
+        }
+        let fields: Vec<&[u8]> = listing.stdout.split(|&b| b == 0).collect();
+        for entry in fields.chunks(3) {
+            let [scope, origin, item] = entry else {
+                continue;
+            };
+            if !matches!(*scope, b"local" | b"worktree" | b"command") {
+                continue;
+            }
+            let mut parts = item.splitn(2, |&b| b == b'\n');
+            let name =
+                String::from_utf8_lossy(parts.next().unwrap_or_default()).to_ascii_lowercase();
+            let value = parts.next().unwrap_or_default();
+            let is_include = name == "include.path"
+                || (name.starts_with("includeif.") && name.ends_with(".path"));
+            if !is_include || value.is_empty() {
+                continue;
+            }
+            let origin = origin.strip_prefix(b"file:").unwrap_or(origin);
+            let origin = repo_root.join(std::ffi::OsStr::from_bytes(origin));
+            let origin_dir = real_target(origin.parent().unwrap_or(repo_root));
+            let value = std::ffi::OsStr::from_bytes(value);
+            let target = match (value.as_bytes().strip_prefix(b"~/"), &home) {
+                (Some(rest), Some(h)) => h.join(std::ffi::OsStr::from_bytes(rest)),
+                (Some(_), None) => PathBuf::from("/"),
+                (None, _) if Path::new(value).is_absolute() => PathBuf::from(value),
+                (None, _) => origin.parent().unwrap_or(repo_root).join(value),
+            };
+            let real = real_target(&target);
+            if !(inside(&real, repo_root) || inside(&real, &origin_dir)) {
+                return Err(GitRefusal(format!(
+                    "the repository's git configuration ({}) includes {:?} ({name}), a file outside \
+                     the repository {:?}: git would read it, so the tool does not run; remove the \
+                     include from the repository's configuration",
+                    origin.display(),
+                    value,
+                    repo_root
+                )));
+            }
+            if depth + 1 < MAX_INCLUDE_DEPTH && real.is_file() && seen.insert(real.clone()) {
+                let mut nested = strings(&[
+                    "config",
+                    "--list",
+                    "--no-includes",
+                    "--show-scope",
+                    "--show-origin",
+                    "-z",
+                    "--file",
+                ]);
+                nested.push(real.to_string_lossy().into_owned());
+                todo.push((nested, depth + 1));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuse a configuration (any scope, includes followed) whose
+/// `blame.ignoreRevsFile` names a file outside `repo_root` and its git
+/// directory: `blame` reads every such file and quotes a line it cannot
+/// parse in its error. No `-c` value can take an entry back (git keeps the
+/// list sorted, so the empty "reset" entry always comes first), so the run
+/// is refused instead; a file inside the repository (the usual
+/// `.git-blame-ignore-revs`) is read as before.
+fn check_ignore_revs(
+    values: &[&[u8]],
+    git_executable: &str,
+    repo_root: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(), GitRefusal> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let home = env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v));
+    let git_dir = || {
+        run_hardened(
+            git_executable,
+            repo_root,
+            env,
+            &strings(&["rev-parse", "--absolute-git-dir"]),
+            timeout,
+        )
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            let mut b = o.stdout;
+            while b.last() == Some(&b'\n') {
+                b.pop();
+            }
+            real_target(Path::new(std::ffi::OsStr::from_bytes(&b)))
+        })
+    };
+    for &value in values.iter().filter(|v| !v.is_empty()) {
+        let os = std::ffi::OsStr::from_bytes(value);
+        let target = match (value.strip_prefix(b"~/"), &home) {
+            (Some(rest), Some(h)) => h.join(std::ffi::OsStr::from_bytes(rest)),
+            (Some(_), None) => PathBuf::from("/"),
+            (None, _) => repo_root.join(os),
+        };
+        let real = real_target(&target);
+        let ok = inside(&real, repo_root) || git_dir().is_some_and(|g| inside(&real, &g));
+        if !ok {
+            return Err(GitRefusal(format!(
+                "the git configuration sets blame.ignoreRevsFile to {os:?}, a file outside the \
+                 repository {repo_root:?}: git would read it, so the tool does not run; remove \
+                 that setting or point it at a file inside the repository"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Split a `-z` listing into names (NUL-terminated; `--name-only` prints no value).
 fn names_of(listing: &[u8]) -> Vec<String> {
     listing
@@ -252,8 +463,11 @@ fn strings(items: &[&str]) -> Vec<String> {
 /// exactly `env` — normally [`super::git_env`] —, stdin null, `timeout` per
 /// run) to list:
 ///
-/// 1. every configuration name in force there (`config --list --name-only
-///    -z`: system, global, local, worktree and included files);
+/// 1. every configuration entry in force there (`config --list -z`:
+///    system, global, local, worktree and included files, after
+///    [`check_includes`] refused repository includes of outside files);
+///    `blame.ignoreRevsFile` values naming a file outside are refused
+///    ([`check_ignore_revs`]);
 /// 2. the submodule names of `.gitmodules` (the worktree file, else the
 ///    index's, else HEAD's — the order git reads it in), found through
 ///    `rev-parse --show-toplevel`; absent in a bare repository or outside
@@ -270,11 +484,12 @@ pub fn driver_overrides(
     env: &[(String, String)],
     timeout: Duration,
 ) -> Result<Vec<String>, GitRefusal> {
+    check_includes(git_executable, repo_root, env, timeout)?;
     let listing = run_hardened(
         git_executable,
         repo_root,
         env,
-        &strings(&["config", "--list", "--name-only", "-z"]),
+        &strings(&["config", "--list", "-z"]),
         timeout,
     )?;
     if !listing.status.success() {
@@ -285,6 +500,17 @@ pub fn driver_overrides(
         )));
     }
     let mut names = names_of(&listing.stdout);
+    let ignore_revs: Vec<&[u8]> = listing
+        .stdout
+        .split(|&b| b == 0)
+        .filter_map(|entry| {
+            let nl = entry.iter().position(|&b| b == b'\n')?;
+            entry[..nl]
+                .eq_ignore_ascii_case(b"blame.ignorerevsfile")
+                .then(|| &entry[nl + 1..])
+        })
+        .collect();
+    check_ignore_revs(&ignore_revs, git_executable, repo_root, env, timeout)?;
 
     let toplevel = run_hardened(
         git_executable,

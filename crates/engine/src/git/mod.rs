@@ -13,6 +13,8 @@ pub mod run;
 pub mod validate;
 
 #[cfg(test)]
+mod outside_tests;
+#[cfg(test)]
 mod repo_tests;
 
 use std::fmt;
@@ -20,7 +22,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-pub use hardening::{driver_overrides, overrides_for_config_names, FIXED_PREFIX, HARDENING};
+pub use hardening::{
+    driver_overrides, overrides_for_config_names, work_tree_arg, FIXED_PREFIX, HARDENING,
+};
 
 use args::{BlameArgs, DiffArgs, LogArgs, LogFormat, ShowArgs};
 use validate::{quote, resolve_repo_path, validate_ref_field, validate_since};
@@ -359,6 +363,20 @@ pub fn full_argv_with_overrides(
     let mut argv = full_argv(git_executable, overrides);
     argv.extend(args.iter().cloned());
     argv
+}
+
+/// The argv a tool call runs in `root`: [`full_argv_with_overrides`] with
+/// the work tree pinned to `root` ([`work_tree_arg`]) right before the
+/// tool's args.
+pub fn pinned_argv(
+    git_executable: &str,
+    root: &Path,
+    overrides: &[String],
+    args: &[String],
+) -> Vec<String> {
+    let mut with = overrides.to_vec();
+    with.push(work_tree_arg(root));
+    full_argv_with_overrides(git_executable, &with, args)
 }
 
 /// The replaced environment, given the parent's PATH and HOME: `LANG=C`,

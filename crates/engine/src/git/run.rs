@@ -74,6 +74,7 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
     }
     policy::check_argv(std::slice::from_ref(&git_executable))?;
     policy::check_not_shell(&git_executable)?;
+    let git_executable = resolve_executable(&git_executable, std::env::var_os("PATH").as_deref())?;
     let preview = match input.preview_chars {
         None => DEFAULT_PREVIEW_CHARS,
         Some(p) if p.is_nan() => {
@@ -115,6 +116,59 @@ fn missing(root: &str) -> bool {
     !root.is_empty()
         && !root.contains('\0')
         && matches!(std::fs::symlink_metadata(root), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The git executable as an absolute path, resolved once at configuration
+/// (SPEC §5). An absolute `name` is used as it is; a bare name is looked up
+/// in the absolute entries of `path` only — an empty or relative entry
+/// (`:/usr/bin`, `.`, `bin`) would resolve against the child's working
+/// directory, the repository, so a `git` committed there could run; those
+/// entries are skipped. A relative path with a slash (`./git`, `bin/git`)
+/// would resolve against the repository too, and is refused.
+pub fn resolve_executable(name: &str, path: Option<&std::ffi::OsStr>) -> EngineResult<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = std::path::Path::new(name);
+    if p.is_absolute() {
+        return Ok(name.to_string());
+    }
+    if name.contains('/') {
+        return Err(EngineError::BadInput(format!(
+            "gitExecutable {name:?} is a relative path, which would resolve inside the repository: \
+             pass an absolute path such as \"/usr/bin/git\" or a bare name such as \"git\" (looked up in PATH)"
+        )));
+    }
+    let mut skipped = Vec::new();
+    if let Some(path) = path {
+        for dir in std::env::split_paths(path) {
+            if !dir.is_absolute() {
+                skipped.push(dir.to_string_lossy().into_owned());
+                continue;
+            }
+            let candidate = dir.join(name);
+            let runnable = std::fs::metadata(&candidate)
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false);
+            if runnable {
+                return Ok(candidate.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let skipped = if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (relative or empty entries are skipped: {})",
+            skipped
+                .iter()
+                .map(|d| format!("{d:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Err(EngineError::BadInput(format!(
+        "gitExecutable {name:?} was not found in any absolute PATH entry{skipped}: \
+         pass its absolute path (e.g. \"/usr/bin/git\") or fix PATH"
+    )))
 }
 
 /// The host's git settings, or the error that says how to configure them.
@@ -192,7 +246,9 @@ pub fn start(
     )
     .map_err(|e| EngineError::Other(format!("git refused to run: {e}")))?;
     let root = s.repo_root.to_string_lossy().into_owned();
-    let argv = git::full_argv_with_overrides(&s.git_executable, &overrides, args);
+    // The work tree is pinned: `core.worktree` from the repository's own
+    // configuration could point outside it (see the hardening notes).
+    let argv = git::pinned_argv(&s.git_executable, &s.repo_root, &overrides, args);
     let mut policy = Policy::new(PolicyInput {
         allowed_executables: vec![s.git_executable.clone()],
         cwd_root: root.clone(),
@@ -269,10 +325,18 @@ fn git_confinement(repo: &Path, env: &[(String, String)]) -> Confinement {
 
 /// The replaced environment: the contract's variables plus PATH and HOME from this process.
 fn env() -> Vec<(String, String)> {
-    git::git_env(
-        std::env::var("PATH").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    )
+    // Only the absolute PATH entries: git looks up helper programs in PATH,
+    // and an empty or relative entry would find them in the repository.
+    let path = std::env::var("PATH").ok().map(|p| absolute_entries(&p));
+    git::git_env(path.as_deref(), std::env::var("HOME").ok().as_deref())
+}
+
+/// The absolute entries of a PATH value, in order, joined by `:`.
+pub fn absolute_entries(path: &str) -> String {
+    path.split(':')
+        .filter(|d| d.starts_with('/'))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// Wait for a started git run to settle and describe it.
@@ -324,5 +388,42 @@ fn head(rec: &crate::jobs::record::Record, s: Stream, chars: usize) -> String {
             text
         }
         Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn git_is_resolved_in_absolute_path_entries_only() {
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        for dir in ["rel", "abs"] {
+            std::fs::create_dir_all(base.join(dir)).unwrap();
+            let exe = base.join(dir).join("tool");
+            std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // "", "." and "rel" would all find a tool relative to a cwd; skipped.
+        let path = format!(":.:rel:{}", base.join("abs").display());
+        let got = resolve_executable("tool", Some(std::ffi::OsStr::new(&path))).unwrap();
+        assert_eq!(got, base.join("abs/tool").to_string_lossy());
+        let err = resolve_executable("tool", Some(std::ffi::OsStr::new(":.:rel")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not found in any absolute PATH entry"),
+            "{err}"
+        );
+        assert!(err.contains("\"rel\""), "{err}");
+        assert_eq!(
+            resolve_executable("/opt/x/git", None).unwrap(),
+            "/opt/x/git"
+        );
+        let err = resolve_executable("./git", None).unwrap_err().to_string();
+        assert!(err.contains("relative path"), "{err}");
+        assert_eq!(absolute_entries(":.:/usr/bin:bin:/bin:"), "/usr/bin:/bin");
     }
 }

@@ -356,7 +356,19 @@ pub fn parse_signal(name: Option<&str>) -> EngineResult<i32> {
     }
 }
 
-/// Kill a command and wait (at most twice its grace) for it to settle.
+/// How long a kill waits for the command it signalled to settle: the grace
+/// (SIGKILL lands after it), the host bank's bound (both streams are banked
+/// before a command counts as settled), and a margin for a loaded machine.
+/// Only a process the kernel cannot kill (uninterruptible sleep) outlasts
+/// it; nothing waits forever.
+pub fn kill_wait_bound(grace_ms: f64) -> std::time::Duration {
+    policy::duration_ms(grace_ms * 2.0)
+        + bank::host_bank_timeout()
+        + std::time::Duration::from_secs(10)
+}
+
+/// Kill a command and wait for it to settle (both streams banked), at most
+/// [`kill_wait_bound`].
 pub async fn kill(
     host: u32,
     task_id: &str,
@@ -372,7 +384,7 @@ pub async fn kill_record(rec: Arc<Record>, signal: i32, reason: KillReason) -> S
     // it the same way.
     rec.send(Control::Kill(signal, reason));
     if !rec.is_settled() {
-        rec.wait_settled(Some(policy::duration_ms(rec.kill_grace_ms * 2.0)))
+        rec.wait_settled(Some(kill_wait_bound(rec.kill_grace_ms)))
             .await;
     }
     rec.status(true, bank::builtin_ref)
@@ -388,8 +400,9 @@ pub fn signal_kill(
     Ok(registry::lookup(host, task_id)?.send(Control::Kill(signal, reason)))
 }
 
-/// Terminate every unsettled command of a host; wait at most twice the
-/// longest grace; return how many were signalled.
+/// Terminate every unsettled command of a host; wait until all of them have
+/// settled (at most [`kill_wait_bound`] of the longest grace); return how
+/// many were signalled.
 pub async fn kill_all(host: u32) -> u32 {
     let recs: Vec<Arc<Record>> = registry::with_host(host, |h| {
         h.tasks
@@ -408,7 +421,7 @@ pub async fn kill_all(host: u32) -> u32 {
         .iter()
         .map(|r| r.kill_grace_ms)
         .fold(0.0, f64::max);
-    let deadline = policy::duration_ms(grace * 2.0);
+    let deadline = kill_wait_bound(grace);
     let waits = signalled.iter().map(|r| r.wait_settled(Some(deadline)));
     for w in waits {
         w.await;

@@ -85,7 +85,79 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
             "cwd {cwd:?} resolves to {real:?}, which is outside the permitted root {root_real:?}: pass a directory inside cwdRoot (symlinks are followed before the check)"
         )));
     }
-    Ok(HeldDir { fd, real })
+    // The path read back is only a string: a directory of another mount
+    // namespace (reached through /proc/<pid>/root/…) reads back as a path
+    // of that namespace. So the directory is reached again beneath a
+    // descriptor of the real root, and must be the same directory (device
+    // and inode); the child enters the one reached beneath the root.
+    let outside = |why: String| {
+        EngineError::Sandbox(format!(
+            "cwd {cwd:?} resolves to a directory whose path reads {real:?} but which is not the directory at that path inside the permitted root {root_real:?} ({why}): it is outside the permitted root; pass a directory inside cwdRoot"
+        ))
+    };
+    let root_fd = open_dir(&root_real).map_err(|e| {
+        EngineError::Sandbox(format!(
+            "cwdRoot {root_real:?} cannot be opened: {}",
+            os_reason(&e)
+        ))
+    })?;
+    let rel = real.strip_prefix(&root_real).unwrap_or(Path::new(""));
+    let beneath = open_beneath(&root_fd, rel).map_err(|e| outside(os_reason(&e)))?;
+    if identity(&fd).ok() != identity(&beneath).ok() {
+        return Err(outside("a different device or inode".to_string()));
+    }
+    Ok(HeldDir { fd: beneath, real })
+}
+
+/// (device, inode) of an open file.
+fn identity(fd: &OwnedFd) -> std::io::Result<(u64, u64)> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Open the directory `rel` (a real path relative to the root: no `..`, no
+/// symlinks) beneath `root`, never leaving it: `openat2` with
+/// `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS`, or, on a
+/// kernel without `openat2`, one `openat(O_NOFOLLOW)` per component.
+fn open_beneath(root: &OwnedFd, rel: &Path) -> std::io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let target: &Path = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    match rustix::fs::openat2(
+        root,
+        target,
+        flags,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | ResolveFlags::NO_SYMLINKS,
+    ) {
+        Ok(fd) => return Ok(fd),
+        Err(e) if e == rustix::io::Errno::NOSYS || e == rustix::io::Errno::PERM => {}
+        Err(e) => return Err(e.into()),
+    }
+    open_by_components(root, rel)
+}
+
+/// The fallback of [`open_beneath`]: each component opened with
+/// `O_NOFOLLOW` from the previous directory, refusing `..`.
+fn open_by_components(root: &OwnedFd, rel: &Path) -> std::io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    use std::path::Component;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let mut cur = rustix::fs::openat(root, ".", flags, Mode::empty())?;
+    for c in rel.components() {
+        match c {
+            Component::Normal(name) => {
+                cur = rustix::fs::openat(&cur, name, flags, Mode::empty())?;
+            }
+            Component::CurDir => {}
+            _ => return Err(std::io::Error::from_raw_os_error(libc::EXDEV)),
+        }
+    }
+    Ok(cur)
 }
 
 fn open_dir(path: &Path) -> std::io::Result<OwnedFd> {
@@ -140,6 +212,22 @@ mod tests {
         assert!(e.contains("No such file or directory"), "{e}");
         let e = enter("/definitely/not/here", ".").unwrap_err().to_string();
         assert!(e.contains("cwdRoot"), "{e}");
+    }
+
+    #[test]
+    fn the_component_walk_reaches_the_same_directory_as_openat2() {
+        let d = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(d.path()).unwrap();
+        fs::create_dir_all(real.join("a/b")).unwrap();
+        symlink(real.join("a"), real.join("link")).unwrap();
+        let root = open_dir(&real).unwrap();
+        let walked = open_by_components(&root, Path::new("a/b")).unwrap();
+        let direct = open_beneath(&root, Path::new("a/b")).unwrap();
+        assert_eq!(identity(&walked).unwrap(), identity(&direct).unwrap());
+        // a symlink component is not followed by either
+        assert!(open_by_components(&root, Path::new("link/b")).is_err());
+        assert!(open_beneath(&root, Path::new("link/b")).is_err());
+        assert!(open_by_components(&root, Path::new("../x")).is_err());
     }
 
     #[test]
