@@ -30,6 +30,13 @@ export declare function completeBanking(taskId: string, stdout: unknown, stdoutE
 /** Validate and store a host's git settings. */
 export declare function configureGit(hostId: number, options: unknown): NativeGitSettings
 
+/**
+ * Set where logs go and how long and how much of them stay (`options` is
+ * `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`; `null` resets a
+ * field); returns the settings in force.
+ */
+export declare function configureLogs(options: unknown, tmpdir: string): NativeLogSettings
+
 /** The host's default session id. */
 export declare function defaultSession(hostId: number): string
 
@@ -127,6 +134,14 @@ export interface NativeListEntry {
   killed: boolean
 }
 
+/** The log settings in force (`configureLogs`). */
+export interface NativeLogSettings {
+  dir: string
+  maxTotalBytes?: number
+  maxAgeMs?: number
+  removeOnExit: boolean
+}
+
 /** What `readNewBackgroundCommandOutput` returns. */
 export interface NativeNewOutput {
   taskId: string
@@ -150,6 +165,12 @@ export interface NativePage {
   hasMore: boolean
 }
 
+/** What a prune removed. */
+export interface NativePruneResult {
+  removed: number
+  freedBytes: number
+}
+
 /** A command's status. */
 export interface NativeStatus {
   taskId: string
@@ -164,7 +185,14 @@ export interface NativeStatus {
   stderr?: NativeArtifactRef
   tailPreview: string
   error?: string
+  logsRemoved?: boolean
 }
+
+/**
+ * Remove settled logs by age / size and the task directories ended
+ * processes of this user left (`options` is `{ olderThanMs?, keepBytes? }`).
+ */
+export declare function pruneLogs(options: unknown, tmpdir: string): Promise<NativePruneResult>
 
 /** The whole text of a built-in artifact. */
 export declare function readArtifact(artifactId: unknown): Promise<string>

@@ -327,6 +327,14 @@ async function runGitCommand(host, args, sessionId) {
   return native.runGit(state.id, args, sessionId, context, os.tmpdir(), hostBanks(host))
 }
 
+function configureLogs(options) {
+  return native.configureLogs(options, os.tmpdir())
+}
+
+async function pruneBackgroundCommandLogs(options) {
+  return native.pruneLogs(options, os.tmpdir())
+}
+
 function backgroundCommandToolsFor(host) {
   const state = hostState(host)
   return createBackgroundCommandTools(host, module.exports, () => contextSession(host) ?? native.defaultSession(state.id))
@@ -360,4 +368,6 @@ module.exports = {
   runGitCommand,
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
+  configureLogs,
+  pruneBackgroundCommandLogs,
 }

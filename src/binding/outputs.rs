@@ -48,6 +48,7 @@ pub struct NativeStatus {
     pub stderr: Option<NativeArtifactRef>,
     pub tail_preview: String,
     pub error: Option<String>,
+    pub logs_removed: Option<bool>,
 }
 
 impl From<Status> for NativeStatus {
@@ -65,6 +66,7 @@ impl From<Status> for NativeStatus {
             stderr: s.stderr.map(Into::into),
             tail_preview: s.tail_preview,
             error: s.error,
+            logs_removed: s.logs_removed.then_some(true),
         }
     }
 }
@@ -234,4 +236,31 @@ impl From<GitResult> for NativeGitResult {
             stderr_preview: r.stderr_preview,
         }
     }
+}
+
+/// The log settings in force (`configureLogs`).
+#[napi(object)]
+pub struct NativeLogSettings {
+    pub dir: String,
+    pub max_total_bytes: Option<f64>,
+    pub max_age_ms: Option<f64>,
+    pub remove_on_exit: bool,
+}
+
+impl From<engine::jobs::retention::LogSettings> for NativeLogSettings {
+    fn from(s: engine::jobs::retention::LogSettings) -> Self {
+        NativeLogSettings {
+            dir: s.dir,
+            max_total_bytes: s.max_total_bytes,
+            max_age_ms: s.max_age_ms,
+            remove_on_exit: s.remove_on_exit,
+        }
+    }
+}
+
+/// What a prune removed.
+#[napi(object)]
+pub struct NativePruneResult {
+    pub removed: u32,
+    pub freed_bytes: f64,
 }

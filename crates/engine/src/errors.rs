@@ -37,6 +37,10 @@ pub enum EngineError {
     Io(String),
     /// The host process is exiting: nothing starts any more.
     HostExiting,
+    /// The command's logs were removed (budget, age, prune); the message says when and why.
+    LogsRemoved(String),
+    /// The file at a log's place is not the log the runner created.
+    LogReplaced(String),
     /// Anything else, already phrased.
     Other(String),
 }
@@ -58,6 +62,8 @@ impl EngineError {
             EngineError::LogDir(_) => "NLC_LOG_DIR",
             EngineError::Io(_) => "NLC_IO",
             EngineError::HostExiting => "NLC_HOST_EXITING",
+            EngineError::LogsRemoved(_) => "NLC_LOGS_REMOVED",
+            EngineError::LogReplaced(_) => "NLC_LOG_REPLACED",
             EngineError::Other(_) => "NLC_INTERNAL",
         }
     }
@@ -74,6 +80,8 @@ impl fmt::Display for EngineError {
             | EngineError::Vetoed(m)
             | EngineError::LogDir(m)
             | EngineError::Io(m)
+            | EngineError::LogsRemoved(m)
+            | EngineError::LogReplaced(m)
             | EngineError::Other(m) => f.write_str(m),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
@@ -249,6 +257,8 @@ mod tests {
             EngineError::LogDir(String::new()),
             EngineError::Io(String::new()),
             EngineError::HostExiting,
+            EngineError::LogsRemoved(String::new()),
+            EngineError::LogReplaced(String::new()),
             EngineError::Other(String::new()),
         ];
         let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();

@@ -13,4 +13,5 @@ pub mod commands;
 pub mod ids;
 pub mod record;
 pub mod registry;
+pub mod retention;
 pub mod supervisor;

@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod decode;
+pub mod logfile;
 pub mod paging;
 
 // The decoder's items keep their old `text::` paths (the fuzz targets use them).
