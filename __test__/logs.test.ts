@@ -70,7 +70,8 @@ async function readCodes(host: object, taskId: string): Promise<Record<string, s
   return out
 }
 
-const settingsReset = { dir: null, maxTotalBytes: null, maxAgeMs: null, removeOnExit: false }
+// Back to the suite's settings (helpers.ts: removeOnExit) after each case.
+const settingsReset = { dir: null, maxTotalBytes: null, maxAgeMs: null, removeOnExit: true }
 
 test('another user pre-creates <tmpdir>/neurolink-commands 0777 (or plants a symlink there): the host uses neurolink-commands-<uid> instead; with both taken the start is refused (NLC_LOG_DIR)', async () => {
   for (const attack of ['open-dir', 'symlink'] as const) {
@@ -426,7 +427,10 @@ test('defaults change nothing: with no limit set, settled logs stay and a prune 
   const tmp = privateTmp()
   const root = realpathSync(mkdtempSync(join(tmp, 'root-')))
   const host = hostWith(root, [SH])
-  assert.deepEqual(nc.configureLogs({}), { dir: join(tmp, 'neurolink-commands'), removeOnExit: false })
+  const now = nc.configureLogs({})
+  assert.equal(now.dir, join(tmp, 'neurolink-commands'))
+  assert.equal(now.maxTotalBytes, undefined)
+  assert.equal(now.maxAgeMs, undefined)
   const st = await run(host, 'echo stays')
   assert.deepEqual(await nc.pruneBackgroundCommandLogs(), { removed: 0, freedBytes: 0 })
   assert.equal((await nc.readBackgroundCommandOutput(host, st.taskId, { stream: 'stdout' })).content, 'stays\n')
