@@ -104,7 +104,9 @@ static LIMITED: AtomicBool = AtomicBool::new(false);
 static SWEEPING: AtomicBool = AtomicBool::new(false);
 /// Bumped by every configure: an age ticker of an older generation stops.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
-/// Settled commands whose logs are still on disk, oldest settled first.
+/// Settled commands whose logs are still on disk, oldest settled first:
+/// kept only while a limit is set (so a host that sets none pays nothing per
+/// command); rebuilt from the registry when a limit is set.
 static SETTLED: LazyLock<Mutex<VecDeque<(Instant, Arc<Record>)>>> = LazyLock::new(Default::default);
 
 /// The settings in force.
@@ -215,10 +217,17 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
         }
     };
     MAX_TOTAL.store(next.max_total_bytes.unwrap_or(u64::MAX), Ordering::Release);
-    LIMITED.store(
-        next.max_total_bytes.is_some() || next.max_age_ms.is_some(),
-        Ordering::Release,
-    );
+    let limited = next.max_total_bytes.is_some() || next.max_age_ms.is_some();
+    {
+        // The queue under the same lock settles push under, so none is missed.
+        let mut q = SETTLED.lock().unwrap();
+        if limited && !LIMITED.load(Ordering::Acquire) {
+            *q = settled_from_registry();
+        } else if !limited {
+            q.clear();
+        }
+        LIMITED.store(limited, Ordering::Release);
+    }
     let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
     if let Some(age) = next.max_age_ms {
         start_age_ticker(generation, age);
@@ -253,15 +262,34 @@ pub fn over_budget() -> bool {
     LOG_BYTES.load(Ordering::Relaxed) > MAX_TOTAL.load(Ordering::Relaxed)
 }
 
-/// A command settled: it joins the queue of removable logs.
+/// A command settled: with a limit set, it joins the queue of removable logs.
 pub fn on_settled(rec: &Arc<Record>) {
+    if !LIMITED.load(Ordering::Acquire) {
+        return;
+    }
     SETTLED
         .lock()
         .unwrap()
         .push_back((Instant::now(), rec.clone()));
-    if LIMITED.load(Ordering::Acquire) {
-        kick();
-    }
+    kick();
+}
+
+/// The settled commands whose logs are on disk, oldest settled first, as
+/// the registry knows them (their settle time is when their process ended).
+fn settled_from_registry() -> VecDeque<(Instant, Arc<Record>)> {
+    let mut v: Vec<(Instant, Arc<Record>)> = registry::all_records()
+        .into_iter()
+        .filter_map(|r| {
+            let live = r.live.lock().unwrap();
+            let at = live
+                .ended
+                .filter(|_| live.state.is_settled() && live.removed.is_none());
+            drop(live);
+            at.map(|at| (at, r))
+        })
+        .collect();
+    v.sort_by_key(|(at, r)| (*at, r.seq));
+    v.into()
 }
 
 /// Run a sweep under the settings in force, off the caller's thread, unless
@@ -295,6 +323,15 @@ fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Prune
         return out;
     }
     let mut q = SETTLED.lock().unwrap();
+    // Without a limit in force nothing is queued: an explicit prune works on
+    // the registry's settled commands.
+    let mut own;
+    let q: &mut VecDeque<_> = if LIMITED.load(Ordering::Acquire) {
+        &mut q
+    } else {
+        own = settled_from_registry();
+        &mut own
+    };
     while let Some((at, rec)) = q.front() {
         if rec.logs_removed() {
             q.pop_front();

@@ -258,14 +258,26 @@ pub fn marker_alive(name: &str) -> Option<bool> {
     Some(pid > 0 && start_time(pid) == Some(start))
 }
 
-/// A log's identity: (device, inode, birth time in ns). The birth time
-/// tells a new file apart from the log when the filesystem hands the freed
-/// inode number straight to the replacement (0 where the filesystem keeps
-/// no birth time).
-pub type Ident = (u64, u64, u64);
+/// A log's identity: a 64-bit fingerprint of (device, inode, birth time in
+/// ns), 8 bytes per stream in a record kept for the life of the process. The
+/// birth time tells a new file apart from the log when the filesystem hands
+/// the freed inode number straight to the replacement (0 where the
+/// filesystem keeps no birth time).
+pub type Ident = u64;
 
-/// The identity of an open file.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The identity of an open file, and its inode number (for messages).
 pub fn ident_of(fd: impl AsFd) -> io::Result<Ident> {
+    identify(fd).map(|(id, _)| id)
+}
+
+fn identify(fd: impl AsFd) -> io::Result<(Ident, u64)> {
     match rfs::statx(
         &fd,
         "",
@@ -281,7 +293,7 @@ pub fn ident_of(fd: impl AsFd) -> io::Result<Ident> {
             } else {
                 0
             };
-            Ok((dev, x.stx_ino, born))
+            Ok((mix(dev ^ mix(x.stx_ino ^ mix(born))), x.stx_ino))
         }
         Err(e) => Err(e.into()),
     }
@@ -322,7 +334,7 @@ pub fn make_task_dir(base: &LogBase, name: &str, logs: [&str; 2]) -> Result<Made
     };
     drop(create(own_marker())?);
     let mut files = Vec::with_capacity(2);
-    let mut idents = [(0, 0, 0); 2];
+    let mut idents = [0; 2];
     for (i, n) in logs.iter().enumerate() {
         let fd = create(n)?;
         idents[i] = ident_of(&fd).map_err(|e| (dir_path.join(n), "file", e))?;
@@ -371,11 +383,10 @@ pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Resul
         Err(rustix::io::Errno::LOOP) => return Err(replaced("it is now a symbolic link".into())),
         Err(e) => return Err(e.into()),
     };
-    let got = ident_of(f.as_fd())?;
+    let (got, ino) = identify(f.as_fd())?;
     if got != want {
         return Err(replaced(format!(
-            "found inode {} born {}, the runner created inode {} born {}",
-            got.1, got.2, want.1, want.2
+            "the file there (inode {ino}) is not the one the runner created, by device, inode and birth time"
         )));
     }
     Ok(File::from(f))
