@@ -107,7 +107,10 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 /// Settled commands whose logs are still on disk, oldest settled first:
 /// kept only while a limit is set (so a host that sets none pays nothing per
 /// command); rebuilt from the registry when a limit is set.
-static SETTLED: LazyLock<Mutex<VecDeque<(Instant, Arc<Record>)>>> = LazyLock::new(Default::default);
+static SETTLED: LazyLock<Mutex<Queue>> = LazyLock::new(Default::default);
+
+/// Settled records with the time they settled, oldest first.
+type Queue = VecDeque<(Instant, Arc<Record>)>;
 
 /// The settings in force.
 pub fn settings() -> Settings {
@@ -276,7 +279,7 @@ pub fn on_settled(rec: &Arc<Record>) {
 
 /// The settled commands whose logs are on disk, oldest settled first, as
 /// the registry knows them (their settle time is when their process ended).
-fn settled_from_registry() -> VecDeque<(Instant, Arc<Record>)> {
+fn settled_from_registry() -> Queue {
     let mut v: Vec<(Instant, Arc<Record>)> = registry::all_records()
         .into_iter()
         .filter_map(|r| {

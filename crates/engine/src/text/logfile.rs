@@ -199,7 +199,8 @@ pub fn default_base(tmpdir: &Path) -> Result<LogBase, BaseError> {
 /// The bases resolved so far, by the path they were resolved for.
 /// The key says whether it is a default base (keyed by its tmpdir) or a named one.
 type Key = (bool, PathBuf);
-static BASES: LazyLock<Mutex<Vec<(Key, Arc<LogBase>)>>> = LazyLock::new(Default::default);
+type Held = Vec<(Key, Arc<LogBase>)>;
+static BASES: LazyLock<Mutex<Held>> = LazyLock::new(Default::default);
 
 /// The held base for `key` (a tmpdir or a configured directory), resolving
 /// it with `resolve` on first use or when `stale` (the held directory was
