@@ -10,7 +10,7 @@ const f = flags()
 const N = Number(f.n ?? 300)
 const ROUNDS = Number(f.rounds ?? 5)
 const r = makeRunner('ours')
-const BUDGET = 256 * 1024
+const BUDGET = Number(f.budget ?? 256 * 1024)
 // Leave no task directory behind.
 r.nc.configureLogs({ removeOnExit: true })
 

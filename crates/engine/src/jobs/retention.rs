@@ -325,12 +325,13 @@ fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Prune
     if older_than.is_none() && keep.is_none() {
         return out;
     }
-    let mut q = SETTLED.lock().unwrap();
+    let mut guard = SETTLED.lock().unwrap();
+    let mut doomed = Vec::new();
     // Without a limit in force nothing is queued: an explicit prune works on
     // the registry's settled commands.
     let mut own;
     let q: &mut VecDeque<_> = if LIMITED.load(Ordering::Acquire) {
-        &mut q
+        &mut guard
     } else {
         own = settled_from_registry();
         &mut own
@@ -356,28 +357,47 @@ fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Prune
         };
         let rec = rec.clone();
         q.pop_front();
-        if let Some(freed) = remove(&rec, &why, false) {
+        if let Some(freed) = mark(&rec, &why, false) {
             out.removed += 1;
             out.freed_bytes += freed as f64;
+            doomed.push(rec);
         }
+    }
+    // Files go after the queue's lock is released: a settle (which queues
+    // under it) never waits for unlinks. Each record is already marked
+    // removed, so no read opens its files any more.
+    drop(guard);
+    for rec in doomed {
+        unlink(&rec);
     }
     out
 }
 
-/// Remove one command's logs; the bytes freed, or `None` if they were not
-/// removed (already gone, or not settled and not `force`).
-fn remove(rec: &Record, why: &str, force: bool) -> Option<u64> {
+/// Mark one command's logs removed and take their bytes off the total; the
+/// bytes, or `None` if they were not (already removed, or not settled and
+/// not `force`).
+fn mark(rec: &Record, why: &str, force: bool) -> Option<u64> {
     if !rec.mark_removed(why, force) {
         return None;
     }
+    let bytes: u64 = Stream::BOTH.iter().map(|s| rec.log(*s).bytes()).sum();
+    let _ = LOG_BYTES.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+        Some(t.saturating_sub(bytes))
+    });
+    Some(bytes)
+}
+
+/// Unlink a marked command's task directory.
+fn unlink(rec: &Record) {
     let names = Stream::BOTH.map(|s| s.file_name());
     logfile::remove_task_dir(&rec.logs_root, &rec.task_id(), names);
-    let bytes: u64 = Stream::BOTH.iter().map(|s| rec.log(*s).bytes()).sum();
-    LOG_BYTES.fetch_sub(
-        bytes.min(LOG_BYTES.load(Ordering::Acquire)),
-        Ordering::AcqRel,
-    );
-    Some(bytes)
+}
+
+/// Mark and unlink at once.
+fn remove(rec: &Record, why: &str, force: bool) -> Option<u64> {
+    let freed = mark(rec, why, force)?;
+    unlink(rec);
+    Some(freed)
 }
 
 /// `pruneBackgroundCommandLogs`: the settled logs the options (else the
