@@ -42,6 +42,13 @@ export declare function completeBanking(taskId: string, stdout: unknown, stdoutE
 /** Validate and store a host's git settings. */
 export declare function configureGit(hostId: number, options: unknown): NativeGitSettings
 
+/**
+ * Set where logs go and how long and how much of them stay (`options` is
+ * `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`; `null` resets a
+ * field); returns the settings in force.
+ */
+export declare function configureLogs(options: unknown, tmpdir: string): NativeLogSettings
+
 /** What kernel confinement this machine supports (measured once). */
 export declare function confinementSupport(): NativeConfinementSupport
 
@@ -160,6 +167,14 @@ export interface NativeListEntry {
   killed: boolean
 }
 
+/** The log settings in force (`configureLogs`). */
+export interface NativeLogSettings {
+  dir: string
+  maxTotalBytes?: number
+  maxAgeMs?: number
+  removeOnExit: boolean
+}
+
 /** What `readNewBackgroundCommandOutput` returns. */
 export interface NativeNewOutput {
   taskId: string
@@ -181,6 +196,12 @@ export interface NativePage {
   limit: number
   totalSize: number
   hasMore: boolean
+}
+
+/** What a prune removed. */
+export interface NativePruneResult {
+  removed: number
+  freedBytes: number
 }
 
 /** What `searchBackgroundCommandOutput` resolves to. */
@@ -206,6 +227,7 @@ export interface NativeStatus {
   error?: string
   confined: boolean
   stdinOpen: boolean
+  logsRemoved?: boolean
 }
 
 /** What `awaitBackgroundCommandOutput` resolves to. */
@@ -221,6 +243,12 @@ export interface NativeWaitResult {
 export interface NativeWritten {
   bytesWritten: number
 }
+
+/**
+ * Remove settled logs by age / size and the task directories ended
+ * processes of this user left (`options` is `{ olderThanMs?, keepBytes? }`).
+ */
+export declare function pruneLogs(options: unknown, tmpdir: string): Promise<NativePruneResult>
 
 /** The whole text of a built-in artifact. */
 export declare function readArtifact(artifactId: unknown): Promise<string>

@@ -180,6 +180,13 @@ export interface BackgroundCommandStatus {
    * terminal, not closed by `end: true` or by the command, and not settled.
    */
   stdinOpen: boolean
+  /**
+   * `true` once this settled command's logs were removed (a `configureLogs`
+   * budget or age limit, or `pruneBackgroundCommandLogs`); absent otherwise.
+   * The status stays, refs keep their ids, and every read of its output or
+   * artifacts refuses with `NLC_LOGS_REMOVED`, saying when and why.
+   */
+  logsRemoved?: true
 }
 
 /** A window of a stream, in UTF-16 code units of its UTF-8 decoding. */
@@ -318,7 +325,9 @@ export interface ToolRefusal {
  * - `NLC_VETOED`: the policy's `allowlist` hook refused (or threw, or returned something else).
  * - `NLC_UNKNOWN_TASK`: no command of this host has that taskId.
  * - `NLC_UNKNOWN_ARTIFACT`: the built-in bank never issued that artifactId.
- * - `NLC_LOG_DIR`: the log directory under os.tmpdir() could not be created.
+ * - `NLC_LOG_DIR`: no trusted log directory could be had (it could not be created, or it is a symlink, another user's, or writable by group or others).
+ * - `NLC_LOGS_REMOVED`: the command's logs were removed (budget, age limit, prune); the message says when and why.
+ * - `NLC_LOG_REPLACED`: the file at a log's place is not the log the runner created (replaced, a symlink, a swapped directory); none of it is returned.
  * - `NLC_IO`: a log could not be read, or the host ran out of file descriptors.
  * - `NLC_GIT_NOT_CONFIGURED`: call `configureGitTools` first.
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
@@ -342,6 +351,8 @@ export type BackgroundCommandErrorCode =
   | 'NLC_CONFINEMENT_UNAVAILABLE'
   | 'NLC_NOT_RUNNING'
   | 'NLC_INTERNAL'
+  | 'NLC_LOGS_REMOVED'
+  | 'NLC_LOG_REPLACED'
 
 /** What every Error of the API is: an `Error` (a `TypeError` for a host that is not an object) with its `code`. */
 export interface BackgroundCommandError extends Error {
@@ -646,3 +657,65 @@ export declare function onBackgroundCommandSettled(
   host: object,
   listener: (status: BackgroundCommandStatus) => void,
 ): () => void
+
+/** `configureLogs` options (SPEC §13). A field left out keeps its setting; `null` returns it to the default. */
+export interface LogOptions {
+  /**
+   * The directory task directories are made in, for commands started afterwards.
+   * Must be absolute; created 0700 if missing; refused (`NLC_LOG_DIR`) unless it is
+   * a real directory owned by this user and not writable by group or others.
+   * @default the `NEUROLINK_COMMANDS_LOG_DIR` environment variable, else `<os.tmpdir()>/neurolink-commands` (or `neurolink-commands-<uid>` when that one is not trusted)
+   */
+  dir?: string | null
+  /**
+   * The most bytes all of this process's logs on disk may take: past it, the
+   * oldest settled commands' logs are removed (never a running command's).
+   * Checked as bytes are written and at every settle. @default none (nothing is removed)
+   */
+  maxTotalBytes?: number | null
+  /** Settled commands' logs older than this (since they settled) are removed. @default none */
+  maxAgeMs?: number | null
+  /** Remove this process's task directories when it exits. @default false */
+  removeOnExit?: boolean | null
+}
+
+/** The log settings in force. */
+export interface LogSettings {
+  /** The directory commands started now keep their logs in. */
+  dir: string
+  /** The budget, when one is set. */
+  maxTotalBytes?: number
+  /** The age limit, when one is set. */
+  maxAgeMs?: number
+  removeOnExit: boolean
+}
+
+/** `pruneBackgroundCommandLogs` options. */
+export interface PruneLogsOptions {
+  /** Remove settled commands' logs older than this. @default the configured `maxAgeMs` (none: no age rule) */
+  olderThanMs?: number
+  /** Remove the oldest settled commands' logs until at most this many bytes stay. @default the configured `maxTotalBytes` (none: no size rule) */
+  keepBytes?: number
+}
+
+/** What a prune removed. */
+export interface PruneLogsResult {
+  /** Task directories removed (this process's and those ended processes left). */
+  removed: number
+  /** Bytes of log they held. */
+  freedBytes: number
+}
+
+/**
+ * Where logs go, how much they may take and how long they stay (process-wide;
+ * SPEC §13). Returns the settings in force. Defaults change nothing: no log
+ * is removed unless a limit is set.
+ */
+export declare function configureLogs(options: LogOptions): LogSettings
+/**
+ * An explicit sweep: settled logs by age / size (the options, else the
+ * configured limits), and every task directory an ended process of this user
+ * left under the log directories in use (a live process's never). What a
+ * long-lived host runs at start-up.
+ */
+export declare function pruneBackgroundCommandLogs(options?: PruneLogsOptions): Promise<PruneLogsResult>

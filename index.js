@@ -501,6 +501,14 @@ function resizeBackgroundCommandTerminal(host, taskId, size) {
   native.resizeCommandTerminal(hostState(host).id, taskId, size)
 }
 
+function configureLogs(options) {
+  return native.configureLogs(options, os.tmpdir())
+}
+
+async function pruneBackgroundCommandLogs(options) {
+  return native.pruneLogs(options, os.tmpdir())
+}
+
 function gitToolsFor(host) {
   const state = hostState(host)
   return createGitTools(
@@ -572,4 +580,6 @@ module.exports = {
   awaitBackgroundCommandOutput,
   searchBackgroundCommandOutput,
   onBackgroundCommandSettled,
+  configureLogs,
+  pruneBackgroundCommandLogs,
 }

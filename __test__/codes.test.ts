@@ -109,6 +109,37 @@ const rows: Row[] = [
     host: () => nc.setBackgroundCommandPolicy({}, { allowedExecutables: sparse(65537), cwdRoot: ROOT }),
   },
   {
+    code: 'NLC_LOGS_REMOVED',
+    what: 'a page of a command whose logs a prune removed',
+    host: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'echo gone'], { cwd: '.' })
+      await settle(h, taskId)
+      await nc.pruneBackgroundCommandLogs({ keepBytes: 0 })
+      return nc.readBackgroundCommandOutput(h, taskId, { stream: 'stdout' })
+    },
+    tool: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'echo gone'], { cwd: '.' })
+      await settle(h, taskId)
+      await nc.pruneBackgroundCommandLogs({ keepBytes: 0 })
+      return nc.createBackgroundCommandTools(h).command_output.execute({ taskId })
+    },
+  },
+  {
+    code: 'NLC_LOG_REPLACED',
+    what: 'a page of a log replaced by another file after it settled',
+    host: async () => {
+      const h = policyHost()
+      const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'echo real'], { cwd: '.' })
+      await settle(h, taskId)
+      const p = join(nc.configureLogs({}).dir, taskId, 'stdout.log')
+      rmSync(p)
+      writeFileSync(p, 'planted')
+      return nc.readBackgroundCommandOutput(h, taskId, { stream: 'stdout' })
+    },
+  },
+  {
     code: 'NLC_NO_POLICY',
     what: 'a start on a host without a policy',
     host: () => nc.startBackgroundCommand({}, [SH, '-c', 'true']),

@@ -4,9 +4,18 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { after } from 'node:test'
+
 import * as nc from '../index.js'
 
 export { nc }
+
+// The suites leave nothing under the temp directory (SPEC §13): every suite
+// imports this module, so each test process removes its own task directories
+// when it exits, and at its end sweeps those of the child host processes it
+// started that have ended (a child killed by a signal cannot clean up).
+nc.configureLogs({ removeOnExit: true })
+after(() => nc.pruneBackgroundCommandLogs())
 
 /** A fresh directory under the OS temp dir, by its real path. */
 export function tempRoot(prefix = 'nlc-test-'): string {

@@ -130,6 +130,7 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
         runtime::remove_listener(id);
         if owner {
             commands::terminate_everything(libc_sigterm());
+            engine::jobs::retention::exit_cleanup();
         } else {
             commands::terminate_listener(id, libc_sigterm());
         }
@@ -338,6 +339,7 @@ pub async fn kill_all_commands(host_id: u32) -> u32 {
 #[napi]
 pub fn terminate_all() {
     commands::shut_down(libc_sigterm());
+    engine::jobs::retention::exit_cleanup();
 }
 
 /// One page of a stream (`page` is `{ stream, offset?, limit? }`).
@@ -665,4 +667,37 @@ pub fn search_output<'e>(
 pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatus, Code> {
     let rec = registry::lookup(host_id, &task_id).map_err(js_err)?;
     Ok(rec.status(false, bank::builtin_ref).into())
+}
+
+/// Set where logs go and how long and how much of them stay (`options` is
+/// `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`; `null` resets a
+/// field); returns the settings in force.
+#[napi]
+pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
+    let o = inputs::log_options(&options).map_err(js_err)?;
+    engine::jobs::retention::configure(o, std::path::Path::new(&tmpdir))
+        .map(Into::into)
+        .map_err(js_err)
+}
+
+/// Remove settled logs by age / size and the task directories ended
+/// processes of this user left (`options` is `{ olderThanMs?, keepBytes? }`).
+#[napi(ts_return_type = "Promise<NativePruneResult>")]
+pub fn prune_logs<'e>(
+    env: &'e Env,
+    options: Unknown,
+    tmpdir: String,
+) -> napi::Result<PromiseRaw<'e, NativePruneResult>, Code> {
+    let o = inputs::prune_options(&options).map_err(js_err)?;
+    promise(
+        env,
+        blocking(move || {
+            engine::jobs::retention::prune(o, std::path::Path::new(&tmpdir)).map(|p| {
+                NativePruneResult {
+                    removed: p.removed,
+                    freed_bytes: p.freed_bytes,
+                }
+            })
+        }),
+    )
 }

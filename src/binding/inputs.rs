@@ -268,3 +268,44 @@ pub fn search_request(v: &Unknown) -> R<(Pattern, Stream, u64, usize)> {
     let max = waits::max_matches_arg(opt_number(&obj, "maxMatches", what)?)?;
     Ok((pattern, stream.unwrap_or(Stream::Stdout), from, max))
 }
+
+/// One `configureLogs` field: absent (keep), `null` (back to the default),
+/// or a value converted by `f`. Read once.
+fn setting<T>(
+    obj: &napi::bindgen_prelude::Object,
+    name: &str,
+    f: impl FnOnce(&Unknown, &str) -> R<T>,
+) -> R<Option<Option<T>>> {
+    let v = field(obj, name, "options")?;
+    match kind(&v) {
+        napi::ValueType::Undefined => Ok(None),
+        napi::ValueType::Null => Ok(Some(None)),
+        _ => f(&v, &format!("options.{name}")).map(|t| Some(Some(t))),
+    }
+}
+
+/// `configureLogs` options: `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`.
+pub fn log_options(v: &Unknown) -> R<engine::jobs::retention::LogOptions> {
+    if absent(v) {
+        return Ok(Default::default());
+    }
+    let obj = as_object(v, "options")?;
+    Ok(engine::jobs::retention::LogOptions {
+        dir: setting(&obj, "dir", as_string)?,
+        max_total_bytes: setting(&obj, "maxTotalBytes", as_number)?,
+        max_age_ms: setting(&obj, "maxAgeMs", as_number)?,
+        remove_on_exit: setting(&obj, "removeOnExit", as_bool)?.map(|b| b.unwrap_or(false)),
+    })
+}
+
+/// `pruneBackgroundCommandLogs` options: `{ olderThanMs?, keepBytes? }`.
+pub fn prune_options(v: &Unknown) -> R<engine::jobs::retention::PruneOptions> {
+    if absent(v) {
+        return Ok(Default::default());
+    }
+    let obj = as_object(v, "options")?;
+    Ok(engine::jobs::retention::PruneOptions {
+        older_than_ms: opt_number(&obj, "olderThanMs", "options")?,
+        keep_bytes: opt_number(&obj, "keepBytes", "options")?,
+    })
+}

@@ -50,6 +50,7 @@ pub struct NativeStatus {
     pub error: Option<String>,
     pub confined: bool,
     pub stdin_open: bool,
+    pub logs_removed: Option<bool>,
 }
 
 impl From<Status> for NativeStatus {
@@ -69,6 +70,7 @@ impl From<Status> for NativeStatus {
             error: s.error,
             confined: s.confined,
             stdin_open: s.stdin_open,
+            logs_removed: s.logs_removed.then_some(true),
         }
     }
 }
@@ -270,6 +272,26 @@ impl From<engine::jobs::waits::WaitOutcome> for NativeWaitResult {
     }
 }
 
+/// The log settings in force (`configureLogs`).
+#[napi(object)]
+pub struct NativeLogSettings {
+    pub dir: String,
+    pub max_total_bytes: Option<f64>,
+    pub max_age_ms: Option<f64>,
+    pub remove_on_exit: bool,
+}
+
+impl From<engine::jobs::retention::LogSettings> for NativeLogSettings {
+    fn from(s: engine::jobs::retention::LogSettings) -> Self {
+        NativeLogSettings {
+            dir: s.dir,
+            max_total_bytes: s.max_total_bytes,
+            max_age_ms: s.max_age_ms,
+            remove_on_exit: s.remove_on_exit,
+        }
+    }
+}
+
 /// One matching line of a search.
 #[napi(object)]
 pub struct NativeLineMatch {
@@ -302,4 +324,11 @@ impl From<engine::text::matching::SearchResult> for NativeSearchResult {
             scanned_to: r.scanned_to as f64,
         }
     }
+}
+
+/// What a prune removed.
+#[napi(object)]
+pub struct NativePruneResult {
+    pub removed: u32,
+    pub freed_bytes: f64,
 }

@@ -40,6 +40,10 @@ pub enum EngineError {
     /// The command is settled, or its input is closed, so it cannot take the
     /// call (input, resize); the message says which.
     NotRunning(String),
+    /// The command's logs were removed (budget, age, prune); the message says when and why.
+    LogsRemoved(String),
+    /// The file at a log's place is not the log the runner created.
+    LogReplaced(String),
     /// Anything else, already phrased.
     Other(String),
     /// Confinement was asked for and this kernel cannot enforce all of it;
@@ -66,6 +70,8 @@ impl EngineError {
             EngineError::HostExiting => "NLC_HOST_EXITING",
             EngineError::ConfinementUnavailable(_) => "NLC_CONFINEMENT_UNAVAILABLE",
             EngineError::NotRunning(_) => "NLC_NOT_RUNNING",
+            EngineError::LogsRemoved(_) => "NLC_LOGS_REMOVED",
+            EngineError::LogReplaced(_) => "NLC_LOG_REPLACED",
             EngineError::Other(_) => "NLC_INTERNAL",
         }
     }
@@ -83,6 +89,8 @@ impl fmt::Display for EngineError {
             | EngineError::LogDir(m)
             | EngineError::Io(m)
             | EngineError::NotRunning(m)
+            | EngineError::LogsRemoved(m)
+            | EngineError::LogReplaced(m)
             | EngineError::Other(m) => f.write_str(m),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
@@ -264,6 +272,8 @@ mod tests {
             EngineError::HostExiting,
             EngineError::ConfinementUnavailable(String::new()),
             EngineError::NotRunning(String::new()),
+            EngineError::LogsRemoved(String::new()),
+            EngineError::LogReplaced(String::new()),
             EngineError::Other(String::new()),
         ];
         let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();

@@ -71,6 +71,7 @@ pub fn label(rec: &Record, s: Stream) -> String {
 fn preview(rec: &Record, s: Stream) -> String {
     match rec.head(s, PREVIEW_CHARS) {
         Ok((text, _)) => text,
+        Err(e) if crate::text::logfile::LogGone::of(&e).is_some() => format!("({e})"),
         Err(e) => format!("(the log could not be read: {e})"),
     }
 }
@@ -79,6 +80,20 @@ fn preview(rec: &Record, s: Stream) -> String {
 pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     let log = rec.log(s);
     let id = artifact_id(&rec.task_id(), s);
+    let removed = rec.live.lock().unwrap().removed.clone();
+    if let Some(r) = removed {
+        return ArtifactRef {
+            read_back_hint: format!(
+                "{}: readArtifact(\"{id}\") refuses with NLC_LOGS_REMOVED.",
+                rec.removal_message(&r)
+            ),
+            artifact_id: id,
+            label: label(rec, s),
+            kind: "command-output".into(),
+            size_bytes: log.bytes() as f64,
+            preview: format!("({})", rec.removal_message(&r)),
+        };
+    }
     ArtifactRef {
         read_back_hint: format!(
             "The complete {} ({} bytes, {} characters) is banked: readArtifact(\"{id}\") returns it whole; retrieveArtifact(\"{id}\", {{ offset: 0, limit: 50000 }}) pages it.",
@@ -177,10 +192,12 @@ fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
     rec.open_log(s)
         .and_then(|f| text::read_all_lossy(&f, rec.log(s).bytes()))
         .map_err(|e| {
-            EngineError::Io(format!(
-                "{what} cannot be read from {}: {e}",
-                rec.log_path(s).display()
-            ))
+            super::commands::log_error(&e, || {
+                EngineError::Io(format!(
+                    "{what} cannot be read from {}: {e}",
+                    rec.log_path(s).display()
+                ))
+            })
         })
 }
 
@@ -202,8 +219,13 @@ pub fn read_artifact(id: &str) -> EngineResult<String> {
 pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
     let (rec, s) =
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
-    paging::read_page(rec.log(s), &rec.log_path(s), w)
-        .map_err(|e| EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}")))
+    rec.open_log(s)
+        .and_then(|f| paging::read_page(rec.log(s), &f, w))
+        .map_err(|e| {
+            super::commands::log_error(&e, || {
+                EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}"))
+            })
+        })
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! counters, the list and the follow reads. The binding calls these with
 //! plain Rust values.
 
-use std::fs::{DirBuilder, File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
@@ -15,6 +15,7 @@ use super::bank;
 use super::input::{InputState, WriteFailure, TERMINAL_EOF};
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::{self, Counts};
+use super::retention;
 use super::supervisor::Control;
 use super::supervisor::PrivateTmp;
 use super::supervisor::{self, Launch, Limits};
@@ -28,6 +29,7 @@ use crate::process::confine::Plan;
 use crate::process::signals;
 use crate::process::spawn::Input;
 use crate::text::capture::{Stream, StreamLog};
+use crate::text::logfile::{self, LogBase, LogGone};
 use crate::text::paging::{self, Page, Window};
 
 /// The options of one start, as plain values.
@@ -127,9 +129,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
 
     let seq = registry::new_task_seq();
     let task_id = registry::task_id(seq);
-    let logs_root = intern::intern_path(&ctx.tmpdir.join("neurolink-commands"));
-    let log_dir = logs_root.join(&task_id);
-    let files = make_logs(&log_dir)?;
+    let (logs_root, made) = make_logs(&ctx.tmpdir, &task_id)?;
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
         Some(c) => prepare_confinement(c, &policy, &argv, opts.env, &ctx.tmpdir, &task_id)?,
@@ -156,6 +156,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         started: Instant::now(),
         streams: [StreamLog::new(), StreamLog::new()],
         logs_root,
+        idents: made.idents,
         hidden: ctx.hidden,
         confined: confine.is_some(),
         kill_grace_ms: policy.kill_grace_ms,
@@ -171,6 +172,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             looked_at: false,
             killed: false,
             follow: [0, 0],
+            removed: None,
         }),
         settled: Settled::new(),
         link: Mutex::new(Link::Supervisor(tx)),
@@ -189,7 +191,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             confine,
             private_tmp,
             input: opts.input,
-            files,
+            files: made.files,
             control: rx,
             limits: Limits {
                 timeout_ms,
@@ -289,37 +291,41 @@ fn with_tmp(env: Option<Vec<(String, String)>>, tmp: &Path) -> Vec<(String, Stri
     }
 }
 
-fn make_logs(dir: &Path) -> EngineResult<[File; 2]> {
-    let fail = |what: &str, p: &Path, e: std::io::Error| {
+/// The trusted base for this start and the task directory made in it (the
+/// marker and both logs created exclusively, their identities recorded).
+fn make_logs(tmpdir: &Path, task_id: &str) -> EngineResult<(Arc<LogBase>, logfile::Made)> {
+    let fail = |what: &str, p: &Path, e: &std::io::Error| {
         EngineError::LogDir(format!(
             "Cannot create the log {what} {}: {}. {}",
             p.display(),
-            os_reason(&e),
-            if crate::errors::out_of_fds(&e) {
+            os_reason(e),
+            if crate::errors::out_of_fds(e) {
                 "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again."
             } else {
                 "Commands keep their output under os.tmpdir(); point TMPDIR at a writable directory with free space."
             }
         ))
     };
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| fail("directory", dir, e))?;
-    let open = |name: &str| {
-        let p = dir.join(name);
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&p)
-            .map_err(|e| fail("file", &p, e))
-    };
-    Ok([
-        open(Stream::Stdout.file_name())?,
-        open(Stream::Stderr.file_name())?,
-    ])
+    let names = Stream::BOTH.map(|s| s.file_name());
+    let mut stale = false;
+    loop {
+        let base = match retention::base_for(tmpdir, stale) {
+            Ok(b) => b,
+            Err(logfile::BaseError::Os(p, e)) => {
+                return Err(fail("directory", &p.join(task_id), &e))
+            }
+            Err(logfile::BaseError::Untrusted(m)) => return Err(EngineError::LogDir(m)),
+        };
+        match logfile::make_task_dir(&base, task_id, names) {
+            Ok(made) => return Ok((base, made)),
+            // The held directory was removed since (a test's tmpdir, a
+            // cleanup): resolve it afresh once.
+            Err((_, "directory", e)) if !stale && e.raw_os_error() == Some(libc::ENOENT) => {
+                stale = true;
+            }
+            Err((p, what, e)) => return Err(fail(what, &p, &e)),
+        }
+    }
 }
 
 /// The live status; marks a settled command looked at.
@@ -461,19 +467,30 @@ pub fn shut_down(sig: i32) {
     terminate_everything(sig);
 }
 
+/// A log that was removed or replaced as its coded refusal, else `otherwise`.
+pub fn log_error(e: &std::io::Error, otherwise: impl FnOnce() -> EngineError) -> EngineError {
+    match LogGone::of(e) {
+        Some(LogGone::Removed(m)) => EngineError::LogsRemoved(m.clone()),
+        Some(LogGone::Replaced(m)) => EngineError::LogReplaced(m.clone()),
+        None => otherwise(),
+    }
+}
+
 /// Why a log could not be read, and what to do about it.
 fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) -> EngineError {
-    EngineError::Io(format!(
-        "Cannot read the {} log of \"{task_id}\" ({}): {}. {}",
-        stream.name(),
-        path.display(),
-        os_reason(e),
-        if crate::errors::out_of_fds(e) {
-            "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then read again."
-        } else {
-            "The log file must stay where the runner put it (under os.tmpdir()) for its output to be read."
-        }
-    ))
+    log_error(e, || {
+        EngineError::Io(format!(
+            "Cannot read the {} log of \"{task_id}\" ({}): {}. {}",
+            stream.name(),
+            path.display(),
+            os_reason(e),
+            if crate::errors::out_of_fds(e) {
+                "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then read again."
+            } else {
+                "The log file must stay where the runner put it (under os.tmpdir()) for its output to be read."
+            }
+        ))
+    })
 }
 
 /// A page of a stream; reading a settled command's output marks it looked at.
@@ -486,7 +503,9 @@ pub fn read_record_output(rec: &Record, stream: Stream, w: Window) -> EngineResu
     let task_id = &rec.task_id();
     let settled = rec.is_settled();
     let path = rec.log_path(stream);
-    let page = paging::read_page(rec.log(stream), &path, w)
+    let page = rec
+        .open_log(stream)
+        .and_then(|f| paging::read_page(rec.log(stream), &f, w))
         .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     if settled {
         rec.look();
@@ -578,7 +597,9 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
         from_end: false,
     };
     let path = rec.log_path(stream);
-    let page = paging::read_page(rec.log(stream), &path, w)
+    let page = rec
+        .open_log(stream)
+        .and_then(|f| paging::read_page(rec.log(stream), &f, w))
         .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     let got = page.content.len() as u64;
     {

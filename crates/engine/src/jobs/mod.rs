@@ -15,5 +15,6 @@ pub mod ids;
 pub mod input;
 pub mod record;
 pub mod registry;
+pub mod retention;
 pub mod supervisor;
 pub mod waits;

@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,6 +20,7 @@ use crate::policy;
 use crate::process::signals;
 use crate::text::capture::{Stream, StreamLog};
 use crate::text::decode as text;
+use crate::text::logfile::{self, Ident, LogBase, LogGone};
 
 /// The public states of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,18 @@ pub struct Live {
     pub killed: bool,
     /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
     pub follow: [u64; 2],
+    /// Set (under this lock, before any file is unlinked) when the logs
+    /// were removed: every open of a log checks it under the same lock.
+    pub removed: Option<Box<Removal>>,
+}
+
+/// When and why a command's logs were removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removal {
+    /// Epoch ms of the removal.
+    pub at_ms: f64,
+    /// Why, e.g. "the log budget (maxTotalBytes 4194304) was exceeded".
+    pub why: String,
 }
 
 /// A settled command's refs, as the record keeps them.
@@ -189,9 +202,11 @@ pub struct Record {
     pub started_at_ms: f64,
     /// Monotonic start.
     pub started: Instant,
-    /// The directory that holds every command's log directory (interned);
-    /// this command's is [`Record::dir`].
-    pub logs_root: Arc<Path>,
+    /// The trusted directory that holds this command's log directory
+    /// (shared by the commands started under it); this command's is [`Record::dir`].
+    pub logs_root: Arc<LogBase>,
+    /// (device, inode) of stdout.log and stderr.log as created.
+    pub idents: [Ident; 2],
     /// Runs the toolsets make for themselves (git) are not listed or counted.
     pub hidden: bool,
     /// Whether it runs under kernel confinement (SPEC §8).
@@ -267,6 +282,8 @@ pub struct Status {
     /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
     /// ended, not closed by the command, not settled).
     pub stdin_open: bool,
+    /// Whether the logs were removed (budget, age, prune).
+    pub logs_removed: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -293,7 +310,7 @@ impl Record {
 
     /// Its log directory, `<logs_root>/<task_id>`, holding both logs.
     pub fn dir(&self) -> PathBuf {
-        self.logs_root.join(self.task_id())
+        self.logs_root.path.join(self.task_id())
     }
 
     /// The log file of one stream: `<dir>/stdout.log` or `<dir>/stderr.log`.
@@ -303,9 +320,58 @@ impl Record {
         path
     }
 
-    /// Open the log file of one stream for reading.
+    /// Open the log file of one stream for reading: refused when the logs
+    /// were removed ([`LogGone::Removed`]) or the file is not the one the
+    /// runner created ([`LogGone::Replaced`]). The removal flag is checked
+    /// under the lock a removal sets it under, and the file is opened while
+    /// holding it: a read either has the file open before any unlink (and
+    /// reads exactly its bytes through the descriptor) or is refused.
     pub fn open_log(&self, s: Stream) -> io::Result<File> {
-        File::open(self.log_path(s))
+        let live = self.live.lock().unwrap();
+        if let Some(r) = &live.removed {
+            return Err(LogGone::Removed(self.removal_message(r)).into_io());
+        }
+        let f = logfile::open_log(
+            &self.logs_root,
+            &self.task_id(),
+            s.file_name(),
+            self.idents[s as usize],
+        );
+        drop(live);
+        f
+    }
+
+    /// What a read of removed logs says.
+    pub fn removal_message(&self, r: &Removal) -> String {
+        format!(
+            "The logs of \"{}\" were removed at {} ({}), so its output can no longer be read; its status (state, exit code, byte counts) stays answerable",
+            self.task_id(),
+            iso_utc(r.at_ms),
+            r.why
+        )
+    }
+
+    /// Mark the logs removed (a settled command's, or any with `force`, at
+    /// exit). False if they already were, or the command has not settled.
+    pub fn mark_removed(&self, why: &str, force: bool) -> bool {
+        let mut live = self.live.lock().unwrap();
+        if live.removed.is_some() || !(force || live.state.is_settled()) {
+            return false;
+        }
+        let at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as f64)
+            .unwrap_or(0.0);
+        live.removed = Some(Box::new(Removal {
+            at_ms,
+            why: why.to_string(),
+        }));
+        true
+    }
+
+    /// Whether its logs were removed.
+    pub fn logs_removed(&self) -> bool {
+        self.live.lock().unwrap().removed.is_some()
     }
 
     /// The first `units` UTF-16 units of a stream's decoded log (never
@@ -334,7 +400,7 @@ impl Record {
     /// `builtin_ref` spells the refs of streams in the built-in bank
     /// (`bank::builtin_ref`; passed in because the bank sits above the record).
     pub fn status(&self, look: bool, builtin_ref: fn(&Record, Stream) -> ArtifactRef) -> Status {
-        let (state, exit_code, signal, error, ended, refs) = {
+        let (state, exit_code, signal, error, ended, refs, removed) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
                 live.looked_at = true;
@@ -346,6 +412,7 @@ impl Record {
                 live.error.clone(),
                 live.ended,
                 live.refs.clone(),
+                live.removed.clone(),
             )
         };
         let end = if state.is_settled() {
@@ -376,10 +443,14 @@ impl Record {
             stderr_bytes: self.log(Stream::Stderr).bytes() as f64,
             stdout,
             stderr,
-            tail_preview: self.tail_preview(state.is_settled()),
+            tail_preview: match &removed {
+                Some(r) => format!("({})", self.removal_message(r)),
+                None => self.tail_preview(state.is_settled()),
+            },
             error,
             confined: self.confined,
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
+            logs_removed: removed.is_some(),
         }
     }
 
@@ -468,6 +539,29 @@ impl Record {
     pub fn pgid(&self) -> i32 {
         self.pgid.load(Ordering::Acquire)
     }
+}
+
+/// Epoch milliseconds as an ISO 8601 UTC time, e.g. `2026-12-01T11:42:05.123Z`.
+pub fn iso_utc(ms: f64) -> String {
+    let total = ms.max(0.0) as i64;
+    let (secs, milli) = (total.div_euclid(1000), total.rem_euclid(1000));
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// A duration in whole milliseconds.

@@ -135,6 +135,11 @@ pub fn host_tasks(host: u32) -> Vec<Arc<Record>> {
     })
 }
 
+/// Every command of every host.
+pub fn all_records() -> Vec<Arc<Record>> {
+    REGISTRY.tasks.read().unwrap().values().cloned().collect()
+}
+
 /// Every unsettled command of every host.
 pub fn all_unsettled() -> Vec<Arc<Record>> {
     REGISTRY

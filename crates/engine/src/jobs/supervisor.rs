@@ -525,7 +525,12 @@ async fn read_some(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> Option<us
 
 /// Copy a chunk into its log; say why to stop the command, if it must stop.
 fn take(rec: &Record, sink: &mut Sink, s: Stream, chunk: &[u8]) -> Option<Stop> {
-    match sink.write(rec.log(s), chunk) {
+    let wrote = sink.write(rec.log(s), chunk);
+    // The log budget is kept as bytes land, not only at settle.
+    if super::retention::over_budget() {
+        super::retention::kick();
+    }
+    match wrote {
         Ok(Wrote::All) | Ok(Wrote::Discarded) => None,
         Ok(Wrote::CapReached) => Some(Stop::OutputLimit(s)),
         Err(e) => Some(Stop::WriteFailed(s, e.to_string())),
@@ -667,6 +672,9 @@ async fn finish(
         live.refs = Some(refs);
         live.state = state;
     }
+    // Queued for removal before the settled state is published, so whoever
+    // sees it settled also finds it in the queue.
+    super::retention::on_settled(rec);
     rec.settled.publish();
     crate::runtime::emit(
         super::registry::listener_of(rec.host),

@@ -48,6 +48,11 @@ impl Stream {
     }
 }
 
+/// Bytes in the logs of this process's commands whose logs are still on
+/// disk (every byte published adds to it; a removal takes its bytes off):
+/// what a log budget is checked against, one relaxed atomic per chunk.
+pub static LOG_BYTES: AtomicU64 = AtomicU64::new(0);
+
 /// What readers see of a stream's log while it is written and after. The
 /// file itself is `<record dir>/<stream>.log` (see `Record::log_path`): the
 /// path is derived when needed, not kept per stream.
@@ -220,6 +225,7 @@ fn publish(log: &StreamLog, bytes: &[u8]) {
         let mut idx = log.index.lock().unwrap();
         idx.push(bytes);
         log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
+        LOG_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     }
     // The one scan of these bytes, shared by every wait on this stream.
     if let Some(w) = watch.as_mut() {

@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod decode;
+pub mod logfile;
 pub mod matching;
 pub mod paging;
 

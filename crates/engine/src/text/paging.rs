@@ -1,7 +1,7 @@
 //! Output pages: a window of a stream's decoded text in UTF-16 code units,
 //! the shape shared by command output and the built-in bank.
 
-use std::path::Path;
+use std::fs::File;
 
 use super::capture::StreamLog;
 use super::decode as text;
@@ -66,10 +66,9 @@ pub struct Page {
     pub has_more: bool,
 }
 
-/// Read a page of `log`, whose file is at `path` (blocking file I/O: run it
+/// Read a page of `log` from its opened `file` (blocking file I/O: run it
 /// off the JS thread).
-pub fn read_page(log: &StreamLog, path: &Path, w: Window) -> std::io::Result<Page> {
-    let file = std::fs::File::open(path)?;
+pub fn read_page(log: &StreamLog, file: &File, w: Window) -> std::io::Result<Page> {
     let idx = log.index.lock().unwrap();
     let finished = log.is_finished();
     let offset = if w.from_end {
@@ -82,7 +81,7 @@ pub fn read_page(log: &StreamLog, path: &Path, w: Window) -> std::io::Result<Pag
     } else {
         w.offset
     };
-    let win = text::read_window(&file, &idx, finished, offset, w.limit)?;
+    let win = text::read_window(file, &idx, finished, offset, w.limit)?;
     drop(idx);
     Ok(Page {
         content: win.content,

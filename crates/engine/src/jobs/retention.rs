@@ -1,0 +1,450 @@
+//! Logs on disk (SPEC §13): where they go (`configureLogs({ dir })`,
+//! `NEUROLINK_COMMANDS_LOG_DIR`, else the trusted default under the tmpdir),
+//! how much they may take (`maxTotalBytes`), how long they stay (`maxAgeMs`),
+//! `removeOnExit`, and the explicit sweep `pruneBackgroundCommandLogs`.
+//!
+//! Defaults change nothing: no log is removed unless a host asks. Only
+//! settled commands' logs are removed, oldest settled first; the record
+//! stays, marked removed under its own lock before any file goes, so a read
+//! either has its file open already (and reads exactly its bytes) or is
+//! refused with `NLC_LOGS_REMOVED`. The budget is checked as bytes are
+//! written (one relaxed atomic load per chunk, [`over_budget`]) and at every
+//! settle; the sweep itself runs off the writer's path, on a blocking thread.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use super::record::Record;
+use super::registry;
+use crate::errors::{os_reason, EngineError, EngineResult};
+use crate::text::capture::{Stream, LOG_BYTES};
+use crate::text::logfile::{self, BaseError, LogBase};
+
+/// The environment variable naming the log directory (when `configureLogs`
+/// named none).
+pub const LOG_DIR_ENV: &str = "NEUROLINK_COMMANDS_LOG_DIR";
+
+/// How long a task directory without a writer marker (left by a version
+/// that wrote none) must have been unchanged before a prune removes it.
+pub const UNMARKED_AFTER: Duration = Duration::from_secs(600);
+
+/// The settings in force.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// The configured directory (else the environment's, else the default).
+    pub dir: Option<PathBuf>,
+    /// The budget of all logs on disk, in bytes.
+    pub max_total_bytes: Option<u64>,
+    /// How long a settled command's logs stay, in ms.
+    pub max_age_ms: Option<f64>,
+    /// Remove this process's task directories when it exits.
+    pub remove_on_exit: bool,
+}
+
+/// A `configureLogs` call: each field given replaces the setting; `Some(None)`
+/// (a `null`) returns it to its default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOptions {
+    /// `dir`.
+    pub dir: Option<Option<String>>,
+    /// `maxTotalBytes`.
+    pub max_total_bytes: Option<Option<f64>>,
+    /// `maxAgeMs`.
+    pub max_age_ms: Option<Option<f64>>,
+    /// `removeOnExit`.
+    pub remove_on_exit: Option<bool>,
+}
+
+/// What `configureLogs` returns: the settings now, with the directory new
+/// commands use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSettings {
+    /// The directory commands started now keep their logs in.
+    pub dir: String,
+    /// The budget, if any.
+    pub max_total_bytes: Option<f64>,
+    /// The age limit, if any.
+    pub max_age_ms: Option<f64>,
+    /// Whether logs go at exit.
+    pub remove_on_exit: bool,
+}
+
+/// `pruneBackgroundCommandLogs` options.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PruneOptions {
+    /// Remove settled commands' logs older than this (default: `maxAgeMs`).
+    pub older_than_ms: Option<f64>,
+    /// Remove the oldest settled logs until at most this many bytes stay (default: `maxTotalBytes`).
+    pub keep_bytes: Option<f64>,
+}
+
+/// What a prune removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pruned {
+    /// Task directories removed.
+    pub removed: u32,
+    /// Bytes of log they held.
+    pub freed_bytes: f64,
+}
+
+static SETTINGS: RwLock<Settings> = RwLock::new(Settings {
+    dir: None,
+    max_total_bytes: None,
+    max_age_ms: None,
+    remove_on_exit: false,
+});
+/// The budget for the hot path (`u64::MAX`: none).
+static MAX_TOTAL: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Whether any limit is set (budget or age).
+static LIMITED: AtomicBool = AtomicBool::new(false);
+/// A sweep is queued or running.
+static SWEEPING: AtomicBool = AtomicBool::new(false);
+/// Bumped by every configure: an age ticker of an older generation stops.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Settled commands whose logs are still on disk, oldest settled first:
+/// kept only while a limit is set (so a host that sets none pays nothing per
+/// command); rebuilt from the registry when a limit is set.
+static SETTLED: LazyLock<Mutex<Queue>> = LazyLock::new(Default::default);
+
+/// Settled records with the time they settled, oldest first.
+type Queue = VecDeque<(Instant, Arc<Record>)>;
+
+/// The settings in force.
+pub fn settings() -> Settings {
+    SETTINGS.read().unwrap().clone()
+}
+
+fn base_error(e: BaseError) -> EngineError {
+    match e {
+        BaseError::Untrusted(m) => EngineError::LogDir(m),
+        BaseError::Os(p, e) => EngineError::LogDir(format!(
+            "Cannot use the log directory {}: {}. Name a directory this user can create and write, or leave the default under os.tmpdir()",
+            p.display(),
+            os_reason(&e)
+        )),
+    }
+}
+
+/// Where the logs of a command started now go: the configured directory,
+/// else `NEUROLINK_COMMANDS_LOG_DIR`, else the trusted default under
+/// `tmpdir`. `stale`: the held directory was found removed; resolve afresh.
+pub fn base_for(tmpdir: &Path, stale: bool) -> Result<Arc<LogBase>, BaseError> {
+    let configured = SETTINGS.read().unwrap().dir.clone();
+    let named = configured.or_else(|| {
+        std::env::var_os(LOG_DIR_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    match named {
+        Some(dir) => {
+            if !dir.is_absolute() {
+                return Err(BaseError::Untrusted(format!(
+                    "The log directory {:?} (from {}) must be an absolute path",
+                    dir.display().to_string(),
+                    if SETTINGS.read().unwrap().dir.is_some() {
+                        "configureLogs"
+                    } else {
+                        LOG_DIR_ENV
+                    }
+                )));
+            }
+            logfile::cached_base(true, &dir, stale, || logfile::named_base(&dir))
+        }
+        None => logfile::cached_base(false, tmpdir, stale, || logfile::default_base(tmpdir)),
+    }
+}
+
+/// [`base_for`] with the coded refusal.
+pub fn base_or_refusal(tmpdir: &Path) -> EngineResult<Arc<LogBase>> {
+    base_for(tmpdir, false).map_err(base_error)
+}
+
+fn limit(name: &str, v: f64, allow_zero: bool) -> EngineResult<f64> {
+    if v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) {
+        Ok(v.floor())
+    } else {
+        Err(EngineError::BadInput(format!(
+            "{name} must be a finite number {} (got {}); pass null to remove the limit",
+            if allow_zero { "≥ 0" } else { "> 0" },
+            crate::errors::js_number(v)
+        )))
+    }
+}
+
+/// `configureLogs`: validate every field, check a named directory against
+/// the trust rule (creating it 0700 if missing), then apply them all.
+pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
+    let mut next = settings();
+    if let Some(d) = o.dir {
+        next.dir = match d {
+            None => None,
+            Some(d) if d.is_empty() => None,
+            Some(d) => {
+                let p = PathBuf::from(&d);
+                if !p.is_absolute() {
+                    return Err(EngineError::BadInput(format!(
+                        "dir must be an absolute path (got {:?})",
+                        crate::errors::clip(&d)
+                    )));
+                }
+                logfile::cached_base(true, &p, false, || logfile::named_base(&p))
+                    .map_err(base_error)?;
+                Some(p)
+            }
+        };
+    }
+    if let Some(b) = o.max_total_bytes {
+        next.max_total_bytes = b
+            .map(|v| limit("maxTotalBytes", v, true))
+            .transpose()?
+            .map(|v| v as u64);
+    }
+    if let Some(a) = o.max_age_ms {
+        next.max_age_ms = a.map(|v| limit("maxAgeMs", v, false)).transpose()?;
+    }
+    if let Some(r) = o.remove_on_exit {
+        next.remove_on_exit = r;
+    }
+    // The directory in force must be usable before anything is applied.
+    let dir = {
+        let saved = std::mem::replace(&mut *SETTINGS.write().unwrap(), next.clone());
+        match base_for(tmpdir, false) {
+            Ok(b) => b.path.display().to_string(),
+            Err(e) => {
+                *SETTINGS.write().unwrap() = saved;
+                return Err(base_error(e));
+            }
+        }
+    };
+    MAX_TOTAL.store(next.max_total_bytes.unwrap_or(u64::MAX), Ordering::Release);
+    let limited = next.max_total_bytes.is_some() || next.max_age_ms.is_some();
+    {
+        // The queue under the same lock settles push under, so none is missed.
+        let mut q = SETTLED.lock().unwrap();
+        if limited && !LIMITED.load(Ordering::Acquire) {
+            *q = settled_from_registry();
+        } else if !limited {
+            q.clear();
+        }
+        LIMITED.store(limited, Ordering::Release);
+    }
+    let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+    if let Some(age) = next.max_age_ms {
+        start_age_ticker(generation, age);
+    }
+    kick();
+    Ok(LogSettings {
+        dir,
+        max_total_bytes: next.max_total_bytes.map(|v| v as f64),
+        max_age_ms: next.max_age_ms,
+        remove_on_exit: next.remove_on_exit,
+    })
+}
+
+/// An age limit is kept by a ticker that sweeps a few times per limit.
+fn start_age_ticker(generation: u64, age_ms: f64) {
+    let tick = Duration::from_millis((age_ms / 4.0).clamp(10.0, 30_000.0) as u64);
+    crate::runtime::handle().spawn(async move {
+        loop {
+            tokio::time::sleep(tick).await;
+            if GENERATION.load(Ordering::Acquire) != generation {
+                return;
+            }
+            kick();
+        }
+    });
+}
+
+/// Whether the logs on disk exceed the budget (the writer's check: two
+/// relaxed loads).
+#[inline]
+pub fn over_budget() -> bool {
+    LOG_BYTES.load(Ordering::Relaxed) > MAX_TOTAL.load(Ordering::Relaxed)
+}
+
+/// A command settled: with a limit set, it joins the queue of removable logs.
+pub fn on_settled(rec: &Arc<Record>) {
+    if !LIMITED.load(Ordering::Acquire) {
+        return;
+    }
+    SETTLED
+        .lock()
+        .unwrap()
+        .push_back((Instant::now(), rec.clone()));
+    kick();
+}
+
+/// The settled commands whose logs are on disk, oldest settled first, as
+/// the registry knows them (their settle time is when their process ended).
+fn settled_from_registry() -> Queue {
+    let mut v: Vec<(Instant, Arc<Record>)> = registry::all_records()
+        .into_iter()
+        .filter_map(|r| {
+            let live = r.live.lock().unwrap();
+            let at = live
+                .ended
+                .filter(|_| live.state.is_settled() && live.removed.is_none());
+            drop(live);
+            at.map(|at| (at, r))
+        })
+        .collect();
+    v.sort_by_key(|(at, r)| (*at, r.seq));
+    v.into()
+}
+
+/// Run a sweep under the settings in force, off the caller's thread, unless
+/// one is queued or running already.
+pub fn kick() {
+    if !LIMITED.load(Ordering::Acquire) || SWEEPING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    crate::runtime::handle().spawn_blocking(|| loop {
+        let s = settings();
+        sweep(
+            s.max_age_ms.map(crate::policy::duration_ms),
+            s.max_total_bytes,
+            &s,
+        );
+        SWEEPING.store(false, Ordering::Release);
+        // A write or settle between the sweep's end and the flag's reset
+        // found the flag set and left the work to this sweep: look again.
+        let again = over_budget() && !SETTLED.lock().unwrap().is_empty();
+        if !again || SWEEPING.swap(true, Ordering::AcqRel) {
+            return;
+        }
+    });
+}
+
+/// Remove settled logs, oldest first, while the oldest is older than
+/// `older_than` or the logs on disk exceed `keep`.
+fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Pruned {
+    let mut out = Pruned::default();
+    if older_than.is_none() && keep.is_none() {
+        return out;
+    }
+    let mut guard = SETTLED.lock().unwrap();
+    let mut doomed = Vec::new();
+    // Without a limit in force nothing is queued: an explicit prune works on
+    // the registry's settled commands.
+    let mut own;
+    let q: &mut VecDeque<_> = if LIMITED.load(Ordering::Acquire) {
+        &mut guard
+    } else {
+        own = settled_from_registry();
+        &mut own
+    };
+    while let Some((at, rec)) = q.front() {
+        if rec.logs_removed() {
+            q.pop_front();
+            continue;
+        }
+        let aged = older_than.filter(|a| at.elapsed() >= *a);
+        let over = keep.filter(|k| LOG_BYTES.load(Ordering::Acquire) > *k);
+        let why = match (aged, over) {
+            (Some(a), _) => format!(
+                "older than the log age limit ({} ms{})",
+                a.as_millis(),
+                if s.max_age_ms.is_some() { ", configureLogs maxAgeMs" } else { ", pruneBackgroundCommandLogs olderThanMs" }
+            ),
+            (None, Some(k)) => format!(
+                "the logs on disk exceeded the log budget of {k} bytes ({}) and it was the oldest settled command",
+                if s.max_total_bytes == Some(k) { "configureLogs maxTotalBytes" } else { "pruneBackgroundCommandLogs keepBytes" }
+            ),
+            (None, None) => break,
+        };
+        let rec = rec.clone();
+        q.pop_front();
+        if let Some(freed) = mark(&rec, &why, false) {
+            out.removed += 1;
+            out.freed_bytes += freed as f64;
+            doomed.push(rec);
+        }
+    }
+    // Files go after the queue's lock is released: a settle (which queues
+    // under it) never waits for unlinks. Each record is already marked
+    // removed, so no read opens its files any more.
+    drop(guard);
+    for rec in doomed {
+        unlink(&rec);
+    }
+    out
+}
+
+/// Mark one command's logs removed and take their bytes off the total; the
+/// bytes, or `None` if they were not (already removed, or not settled and
+/// not `force`).
+fn mark(rec: &Record, why: &str, force: bool) -> Option<u64> {
+    if !rec.mark_removed(why, force) {
+        return None;
+    }
+    let bytes: u64 = Stream::BOTH.iter().map(|s| rec.log(*s).bytes()).sum();
+    let _ = LOG_BYTES.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+        Some(t.saturating_sub(bytes))
+    });
+    Some(bytes)
+}
+
+/// Unlink a marked command's task directory.
+fn unlink(rec: &Record) {
+    let names = Stream::BOTH.map(|s| s.file_name());
+    logfile::remove_task_dir(&rec.logs_root, &rec.task_id(), names);
+}
+
+/// Mark and unlink at once.
+fn remove(rec: &Record, why: &str, force: bool) -> Option<u64> {
+    let freed = mark(rec, why, force)?;
+    unlink(rec);
+    Some(freed)
+}
+
+/// `pruneBackgroundCommandLogs`: the settled logs the options (else the
+/// settings) say go, and every task directory an ended process of this user
+/// left under the directories in use (blocking: run it off the JS thread).
+pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
+    let s = settings();
+    let older = match o.older_than_ms {
+        Some(v) => Some(limit("olderThanMs", v, true)?),
+        None => s.max_age_ms,
+    };
+    let keep = match o.keep_bytes {
+        Some(v) => Some(limit("keepBytes", v, true)? as u64),
+        None => s.max_total_bytes,
+    };
+    let mut out = sweep(older.map(crate::policy::duration_ms), keep, &s);
+    let mut bases = logfile::known_bases();
+    if let Ok(b) = base_for(tmpdir, false) {
+        bases.push(b);
+    }
+    let mut seen: Vec<(u64, u64)> = Vec::new();
+    for b in bases {
+        // The same directory may be held under two keys.
+        let Ok(st) = rustix::fs::fstat(&b.fd) else {
+            continue;
+        };
+        if seen.contains(&(st.st_dev, st.st_ino)) {
+            continue;
+        }
+        seen.push((st.st_dev, st.st_ino));
+        for f in logfile::abandoned(&b, UNMARKED_AFTER) {
+            if logfile::remove_foreign(&b, &f.name) {
+                out.removed += 1;
+                out.freed_bytes += f.bytes as f64;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The host process is exiting: with `removeOnExit`, remove every task
+/// directory this process made (its commands are being stopped).
+pub fn exit_cleanup() {
+    if !SETTINGS.read().map(|s| s.remove_on_exit).unwrap_or(false) {
+        return;
+    }
+    for rec in registry::all_records() {
+        remove(&rec, "the host process exited with removeOnExit set", true);
+    }
+}
