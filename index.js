@@ -7,8 +7,10 @@
 // message to the Rust engine.
 
 const os = require('node:os')
-const native = require('./binding.js')
-const { createBackgroundCommandTools, createGitTools } = require('./lib/tools.js')
+const path = require('node:path')
+const { loadNative } = require('./lib/load.js')
+const native = loadNative(() => require('./binding.js'))
+const { createBackgroundCommandTools, createGitTools, isToolRefusal } = require('./lib/tools.js')
 
 /** host object → { id, policy } */
 const hosts = new WeakMap()
@@ -245,6 +247,12 @@ function setBackgroundCommandPolicy(host, policy) {
   let copyError
   try {
     copy = { ...policy, allowedExecutables: [...policy.allowedExecutables] }
+    // A relative cwdRoot is resolved once, now, against the current directory:
+    // a later process.chdir does not move the sandbox. Whether the root
+    // exists is checked at each start (it may be created after this call).
+    if (typeof copy.cwdRoot === 'string' && copy.cwdRoot.length > 0 && !copy.cwdRoot.includes('\0') && !path.isAbsolute(copy.cwdRoot)) {
+      copy.cwdRoot = path.resolve(copy.cwdRoot)
+    }
   } catch (e) {
     copyError = reasonOf(e)
   }
@@ -329,7 +337,11 @@ async function runGitCommand(host, args, sessionId) {
 
 function backgroundCommandToolsFor(host) {
   const state = hostState(host)
-  return createBackgroundCommandTools(host, module.exports, () => contextSession(host) ?? native.defaultSession(state.id))
+  // What command_output's artifactId reads: a page of a built-in artifact of this host's commands only.
+  const api = Object.assign(Object.create(module.exports), {
+    retrieveArtifactOf: (h, artifactId, window) => native.retrieveArtifact(artifactId, window, hostState(h).id),
+  })
+  return createBackgroundCommandTools(host, api, () => contextSession(host) ?? native.defaultSession(state.id))
 }
 
 function gitToolsFor(host) {
@@ -360,4 +372,5 @@ module.exports = {
   runGitCommand,
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
+  isToolRefusal,
 }

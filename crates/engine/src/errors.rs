@@ -39,6 +39,10 @@ pub enum EngineError {
     HostExiting,
     /// Anything else, already phrased.
     Other(String),
+    /// No native binary loads for this platform. The JS adapter raises it
+    /// (the engine is not loaded then); the kind exists so the code table is
+    /// one list.
+    NativeMissing(String),
 }
 
 impl EngineError {
@@ -59,6 +63,7 @@ impl EngineError {
             EngineError::Io(_) => "NLC_IO",
             EngineError::HostExiting => "NLC_HOST_EXITING",
             EngineError::Other(_) => "NLC_INTERNAL",
+            EngineError::NativeMissing(_) => "NLC_NATIVE_MISSING",
         }
     }
 }
@@ -74,7 +79,8 @@ impl fmt::Display for EngineError {
             | EngineError::Vetoed(m)
             | EngineError::LogDir(m)
             | EngineError::Io(m)
-            | EngineError::Other(m) => f.write_str(m),
+            | EngineError::Other(m)
+            | EngineError::NativeMissing(m) => f.write_str(m),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
             ),
@@ -250,6 +256,7 @@ mod tests {
             EngineError::Io(String::new()),
             EngineError::HostExiting,
             EngineError::Other(String::new()),
+            EngineError::NativeMissing(String::new()),
         ];
         let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();
         assert_eq!(codes.len(), kinds.len());
