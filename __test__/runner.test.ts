@@ -122,7 +122,7 @@ describe('capturing', () => {
     assert.equal(err.preview, 'err!')
     assert.notEqual(out.artifactId, '')
     assert.notEqual(out.artifactId, err.artifactId)
-    assert.ok(out.readBackHint.includes(`readArtifact("${out.artifactId}")`), out.readBackHint)
+    assert.ok(out.readBackHint.includes(`command_output({ artifactId: "${out.artifactId}", offset: 0, limit: 50000 })`), out.readBackHint)
 
     // The log files hold exactly the bytes; the bank and the pages give them back.
     assert.deepEqual(readFileSync(logPath(h.taskId, 'stdout')), Buffer.from(out40))
