@@ -80,7 +80,8 @@ async function startHost(t: TestContext, mode: string, detached = false): Promis
       const line = out.split('\n').find((l) => l.startsWith('{'))
       return line ? (JSON.parse(line) as Ready) : null
     },
-    15_000,
+    // A host's start (a Node, the addon, three commands) takes seconds under qemu-user on a loaded machine.
+    60_000,
     'the host to start its commands',
   )
   return { child, mark, ready, ended, stderr: () => err, go: () => child.stdin!.write('go\n'), stdout: () => out }
