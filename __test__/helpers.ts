@@ -26,6 +26,7 @@ export async function waitFor<T>(
   ms = 10_000,
   what = 'condition',
 ): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
+  ms *= WAIT_SCALE
   const deadline = Date.now() + ms
   for (;;) {
     const v = await check()
@@ -84,6 +85,7 @@ export function logPath(taskId: string, stream: 'stdout' | 'stderr'): string {
 
 /** The settled status of a command; fails (never hangs) when it is still live after `ms`. */
 export async function settle(host: object, taskId: string, ms = 15_000): Promise<nc.BackgroundCommandStatus> {
+  ms *= WAIT_SCALE
   const st = await nc.awaitBackgroundCommand(host, taskId, { timeoutMs: ms })
   if (!SETTLED_STATES.includes(st.state)) {
     throw new Error(`command ${taskId} is still ${st.state} after ${ms}ms; tail: ${st.tailPreview}`)
@@ -186,3 +188,11 @@ export function ours(pid: number, mark: string): boolean {
 export const EXEC_ERRORS_HIDDEN =
   process.env.NLC_TEST_QEMU === '1' &&
   Boolean((process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime)
+
+/**
+ * How much longer bounded waits (waitFor, settle) may take: under qemu-user
+ * (NLC_TEST_QEMU=1) every Node and every emulated child runs several times
+ * slower. Only the bound on waiting for something that must happen grows;
+ * no assertion about the outcome changes.
+ */
+export const WAIT_SCALE = process.env.NLC_TEST_QEMU === '1' ? 4 : 1

@@ -23,6 +23,9 @@ fi
 case "$plat" in
   linux-arm64-*)
     export NLC_TEST_QEMU=1
+    # tsc in the install check runs on the host's Node (see __test__/install.test.ts).
+    NLC_TEST_HOST_NODE="$(command -v node)"
+    export NLC_TEST_HOST_NODE
     # tsx's esbuild is the host's x64 binary; the arm64 Node has none of its own.
     ESBUILD_BINARY_PATH="$(ls -d "$REPO"/node_modules/.pnpm/@esbuild+linux-x64@*/node_modules/@esbuild/linux-x64/bin/esbuild | head -1)"
     export ESBUILD_BINARY_PATH
@@ -34,13 +37,10 @@ case "$plat" in
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$QEMU_AARCH64 -L /usr/aarch64-linux-gnu"
     ;;
   linux-arm64-musl)
-    use_zig
+    # The test executables link statically against Rust's self-contained
+    # musl, so the arm64 cross gcc links them.
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER="$QEMU_AARCH64"
-    cargo_test=(cargo zigbuild test -p neurolink-commands-engine --release --target "$triple")
-    ;;
-  linux-x64-musl)
-    use_zig
-    cargo_test=(cargo zigbuild test -p neurolink-commands-engine --release --target "$triple")
     ;;
 esac
 

@@ -20,6 +20,7 @@ pub mod git;
 pub mod gitrun;
 pub mod intern;
 pub mod paging;
+mod platform;
 pub mod policy;
 pub mod record;
 pub mod registry;

@@ -5,7 +5,7 @@
 
 use std::ffi::CString;
 use std::fs;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::errors::{clip, EngineError, EngineResult};
@@ -73,7 +73,7 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
             os_reason(&e)
         ))
     })?;
-    let real = fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|e| {
+    let real = crate::platform::fd_path(fd.as_fd()).map_err(|e| {
         EngineError::Sandbox(format!(
             "cannot read back where cwd {cwd:?} resolved: {}",
             os_reason(&e)
@@ -154,6 +154,7 @@ mod tests {
         assert!(e.contains("cwdRoot"), "{e}");
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn proc_path_enters_the_held_directory() {
         let d = tempfile::tempdir().unwrap();

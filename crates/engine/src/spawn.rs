@@ -10,8 +10,9 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+#[cfg(not(target_os = "macos"))]
 use std::process::{Command, Stdio};
 
 use crate::sandbox::HeldDir;
@@ -45,6 +46,20 @@ pub fn spawn(
     let program = env
         .and_then(|e| resolve_in_env_path(&argv[0], e))
         .unwrap_or_else(|| PathBuf::from(&argv[0]));
+    #[cfg(target_os = "macos")]
+    return crate::platform::macos::spawn(&program, argv, dir, env);
+    #[cfg(not(target_os = "macos"))]
+    spawn_with_command(program, argv, dir, env)
+}
+
+/// Linux: `std::process::Command`, which uses posix_spawn for this shape.
+#[cfg(not(target_os = "macos"))]
+fn spawn_with_command(
+    program: PathBuf,
+    argv: &[String],
+    dir: &HeldDir,
+    env: Option<&[(String, String)]>,
+) -> io::Result<Spawned> {
     let mut cmd = Command::new(program);
     std::os::unix::process::CommandExt::arg0(&mut cmd, &argv[0]);
     cmd.args(&argv[1..])
@@ -75,6 +90,7 @@ pub fn spawn(
 /// child ran its file actions — qemu-user turns vfork into fork — the group
 /// would not exist yet, and a kill of the group sent at once (a SIGKILL right
 /// after the start) would fail with ESRCH and be lost while the command runs on.
+#[cfg(not(target_os = "macos"))]
 fn join_own_group(pid: i32) {
     // SAFETY: setpgid(2) on our own child with integer arguments.
     unsafe {
@@ -118,7 +134,9 @@ fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBu
 }
 
 /// A pidfd for `pid` (Linux ≥ 5.3): readable once the process has exited.
+#[cfg(target_os = "linux")]
 pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
     // SAFETY: a plain syscall with integer arguments.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
@@ -128,6 +146,10 @@ pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
         Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
     }
 }
+
+/// macOS: a kqueue watching `pid` for its exit, readable once it has exited.
+#[cfg(target_os = "macos")]
+pub use crate::platform::macos::exit_watch as pidfd_open;
 
 /// How `pid` ended, without reaping it (it stays a zombie, so its pid — and
 /// so its process group id — cannot be reused while we still signal the

@@ -155,11 +155,9 @@ pub fn spawn(
             })
             .collect::<io::Result<_>>()?,
     };
-    let mut arg_ptrs: Vec<*mut libc::c_char> =
-        args.iter().map(|a| a.as_ptr() as *mut _).collect();
+    let mut arg_ptrs: Vec<*mut libc::c_char> = args.iter().map(|a| a.as_ptr() as *mut _).collect();
     arg_ptrs.push(ptr::null_mut());
-    let mut env_ptrs: Vec<*mut libc::c_char> =
-        vars.iter().map(|v| v.as_ptr() as *mut _).collect();
+    let mut env_ptrs: Vec<*mut libc::c_char> = vars.iter().map(|v| v.as_ptr() as *mut _).collect();
     env_ptrs.push(ptr::null_mut());
 
     let (out_r, out_w) = pipe()?;
@@ -180,8 +178,16 @@ pub fn spawn(
             libc::O_RDONLY,
             0,
         ))?;
-        check(libc::posix_spawn_file_actions_adddup2(a, out_w.as_raw_fd(), 1))?;
-        check(libc::posix_spawn_file_actions_adddup2(a, err_w.as_raw_fd(), 2))?;
+        check(libc::posix_spawn_file_actions_adddup2(
+            a,
+            out_w.as_raw_fd(),
+            1,
+        ))?;
+        check(libc::posix_spawn_file_actions_adddup2(
+            a,
+            err_w.as_raw_fd(),
+            2,
+        ))?;
         check(libc::posix_spawn_file_actions_addfchdir_np(
             a,
             dir.fd.as_raw_fd(),
