@@ -552,6 +552,7 @@ export declare function setSessionResolver(
 ): void
 /** What kernel confinement this machine supports (measured once per process). */
 export declare function confinementSupport(): ConfinementSupport
+/**
  * Write to the input of a command started with `stdin: "pipe"` or in a
  * terminal. A string is written as UTF-8, a Uint8Array (or Buffer) as its
  * bytes. Resolves once the last byte is in the pipe (waiting while the pipe

@@ -116,6 +116,12 @@ export function createRuntime({ policy, git }) {
   // tool context names the server's one session, so every start, count and
   // git run lands in it, also where an execution context is not passed.
   const host = { getToolContext: () => ({ sessionId }) }
+  // The server's session ends with its process, and so does every way to
+  // read its commands' logs: remove them when it exits (SPEC §13), unless
+  // NEUROLINK_COMMANDS_MCP_KEEP_LOGS=1 asks to keep them.
+  if (typeof nc.configureLogs === 'function' && process.env.NEUROLINK_COMMANDS_MCP_KEEP_LOGS !== '1') {
+    nc.configureLogs({ removeOnExit: true })
+  }
   try {
     nc.setBackgroundCommandPolicy(host, policy)
   } catch (e) {
