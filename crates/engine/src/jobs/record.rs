@@ -331,6 +331,7 @@ impl Record {
         if let Some(r) = &live.removed {
             return Err(LogGone::Removed(self.removal_message(r)).into_io());
         }
+        let settled = live.state.is_settled();
         let f = logfile::open_log(
             &self.logs_root,
             &self.task_id(),
@@ -338,7 +339,20 @@ impl Record {
             self.idents[s as usize],
         );
         drop(live);
-        f
+        let f = f?;
+        // A file system may hand a new file the freed inode number within
+        // the same clock tick (same birth time); the log's length, which the
+        // runner knows exactly, tells such a file apart unless it also has
+        // the very same length.
+        let (len, wrote) = (f.metadata()?.len(), self.log(s).bytes());
+        if len < wrote || (settled && len != wrote) {
+            return Err(LogGone::Replaced(format!(
+                "The log {} was replaced (it holds {len} bytes where the runner wrote {wrote}): it is not the file the runner created, so none of it is returned",
+                self.log_path(s).display()
+            ))
+            .into_io());
+        }
+        Ok(f)
     }
 
     /// What a read of removed logs says.
