@@ -1,50 +1,27 @@
 //! The engine driven end to end with real processes: start → supervise →
 //! settle, as the binding drives it, without Node.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use neurolink_commands_engine::capture::Stream;
 use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
 use neurolink_commands_engine::paging::Window;
-use neurolink_commands_engine::policy::{Policy, PolicyInput};
-use neurolink_commands_engine::record::{BankMode, KillReason, State};
+use neurolink_commands_engine::policy::PolicyInput;
+use neurolink_commands_engine::record::{KillReason, State};
 use neurolink_commands_engine::{bank, registry};
 
-struct Fixture {
-    host: u32,
-    root: tempfile::TempDir,
-    logs: tempfile::TempDir,
-}
+mod common;
+use common::Fixture;
 
 fn fixture(grace_ms: f64) -> Fixture {
-    let root = tempfile::tempdir().unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let host = registry::register_host();
-    let policy = Policy::new(PolicyInput {
+    common::fixture(PolicyInput {
         allowed_executables: vec!["/bin/sh".into(), "/no/such/tool".into()],
-        cwd_root: root.path().to_str().unwrap().into(),
         kill_grace_ms: Some(grace_ms),
         ..Default::default()
     })
-    .unwrap();
-    registry::with_host(host, |h| h.policy = Some(policy));
-    Fixture { host, root, logs }
 }
 
 impl Fixture {
-    fn ctx(&self) -> StartContext<'static> {
-        StartContext {
-            host: self.host,
-            policy: None,
-            veto: None,
-            tmpdir: PathBuf::from(self.logs.path()),
-            context_session: None,
-            bank: BankMode::BuiltIn,
-            hidden: false,
-        }
-    }
-
     fn sh(&self, script: &str, opts: StartOptions) -> String {
         let argv = vec!["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
         let opts = StartOptions {

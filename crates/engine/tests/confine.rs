@@ -6,47 +6,25 @@ use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
+use neurolink_commands_engine::bank;
+use neurolink_commands_engine::commands::{self, StartOptions};
 use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput, Tmp};
-use neurolink_commands_engine::policy::{Policy, PolicyInput};
+use neurolink_commands_engine::policy::PolicyInput;
 use neurolink_commands_engine::process::confine as kernel;
-use neurolink_commands_engine::record::{BankMode, State, Status};
-use neurolink_commands_engine::{bank, registry};
+use neurolink_commands_engine::record::{State, Status};
 
-struct Fixture {
-    host: u32,
-    root: tempfile::TempDir,
-    logs: tempfile::TempDir,
-}
+mod common;
+use common::Fixture;
 
 fn fixture(confine: Option<ConfinementInput>) -> Fixture {
-    let root = tempfile::tempdir().unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let host = registry::register_host();
-    let policy = Policy::new(PolicyInput {
+    common::fixture(PolicyInput {
         allowed_executables: vec!["/bin/bash".into()],
-        cwd_root: root.path().to_str().unwrap().into(),
         confine,
         ..Default::default()
     })
-    .unwrap();
-    registry::with_host(host, |h| h.policy = Some(policy));
-    Fixture { host, root, logs }
 }
 
 impl Fixture {
-    fn ctx(&self) -> StartContext<'static> {
-        StartContext {
-            host: self.host,
-            policy: None,
-            veto: None,
-            tmpdir: PathBuf::from(self.logs.path()),
-            context_session: None,
-            bank: BankMode::BuiltIn,
-            hidden: false,
-        }
-    }
-
     async fn bash(&self, script: &str, confine: Option<ConfinementInput>) -> (Status, String) {
         let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
         let opts = StartOptions {

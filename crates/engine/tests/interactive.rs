@@ -2,38 +2,22 @@
 //! pipe the caller writes (backpressure, end, a command closing its input)
 //! and a terminal (its size, its session, ctrl-d, resize).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
+use neurolink_commands_engine::commands::{self, StartOptions};
 use neurolink_commands_engine::errors::EngineError;
-use neurolink_commands_engine::policy::{Policy, PolicyInput};
-use neurolink_commands_engine::record::{BankMode, State};
-use neurolink_commands_engine::registry;
+use neurolink_commands_engine::policy::PolicyInput;
+use neurolink_commands_engine::record::State;
 use neurolink_commands_engine::spawn::Input;
 
-struct Fixture {
-    host: u32,
-    _root: tempfile::TempDir,
-    logs: tempfile::TempDir,
-}
+mod common;
+use common::Fixture;
 
 fn fixture() -> Fixture {
-    let root = tempfile::tempdir().unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let host = registry::register_host();
-    let policy = Policy::new(PolicyInput {
+    common::fixture(PolicyInput {
         allowed_executables: vec!["/bin/sh".into()],
-        cwd_root: root.path().to_str().unwrap().into(),
         ..Default::default()
     })
-    .unwrap();
-    registry::with_host(host, |h| h.policy = Some(policy));
-    Fixture {
-        host,
-        _root: root,
-        logs,
-    }
 }
 
 impl Fixture {
@@ -45,16 +29,7 @@ impl Fixture {
             max_output_bytes: Some(64.0 * 1024.0 * 1024.0),
             ..Default::default()
         };
-        let ctx = StartContext {
-            host: self.host,
-            policy: None,
-            veto: None,
-            tmpdir: PathBuf::from(self.logs.path()),
-            context_session: None,
-            bank: BankMode::BuiltIn,
-            hidden: false,
-        };
-        commands::start(argv, opts, ctx).unwrap().task_id
+        commands::start(argv, opts, self.ctx()).unwrap().task_id
     }
 
     fn stdout(&self, id: &str) -> Vec<u8> {
