@@ -424,15 +424,28 @@ test('NEUROLINK_COMMANDS_LOG_DIR and configureLogs({ dir }) choose the directory
 })
 
 test('defaults change nothing: with no limit set, settled logs stay and a prune without options removes none of this process\'s', async () => {
+  // In a fresh host process: this one has already opened other bases (the
+  // shared temp directory through helpers.ts), where other suites' ended
+  // processes leave directories a prune rightly takes.
   const tmp = privateTmp()
   const root = realpathSync(mkdtempSync(join(tmp, 'root-')))
-  const host = hostWith(root, [SH])
-  const now = nc.configureLogs({})
-  assert.equal(now.dir, join(tmp, 'neurolink-commands'))
-  assert.equal(now.maxTotalBytes, undefined)
-  assert.equal(now.maxAgeMs, undefined)
-  const st = await run(host, 'echo stays')
-  assert.deepEqual(await nc.pruneBackgroundCommandLogs(), { removed: 0, freedBytes: 0 })
-  assert.equal((await nc.readBackgroundCommandOutput(host, st.taskId, { stream: 'stdout' })).content, 'stays\n')
-  assert.equal(nc.getBackgroundCommandStatus(host, st.taskId).logsRemoved, undefined)
+  const c = child(`
+    const now = nc.configureLogs({})
+    console.log(JSON.stringify([now.dir, now.maxTotalBytes ?? null, now.maxAgeMs ?? null]))
+    ${startThree(root)}
+    console.log(JSON.stringify(await nc.pruneBackgroundCommandLogs()))
+    const list = nc.listBackgroundCommands(host)
+    for (const t of list) {
+      const page = await nc.readBackgroundCommandOutput(host, t.taskId, { stream: 'stdout' })
+      console.log(JSON.stringify([page.content, nc.getBackgroundCommandStatus(host, t.taskId).logsRemoved ?? null]))
+    }
+    console.log('READY')`, { TMPDIR: tmp })
+  const lines = await c.lines
+  assert.equal(await c.exited, 0, lines.join('\n'))
+  assert.deepEqual(JSON.parse(lines[0]), [join(tmp, 'neurolink-commands'), null, null])
+  const ids = lines.slice(1, 4)
+  assert.deepEqual(JSON.parse(lines[4]), { removed: 0, freedBytes: 0 })
+  assert.deepEqual(lines.slice(5, 8).map((l) => JSON.parse(l)), [0, 1, 2].map((i) => [`child ${i}\n`, null]))
+  for (const [i, id] of ids.entries()) assert.equal(readFileSync(join(tmp, 'neurolink-commands', id, 'stdout.log'), 'utf8'), `child ${i}\n`)
+  assert.equal(lines[8], 'READY')
 })
