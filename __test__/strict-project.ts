@@ -65,7 +65,9 @@ export async function compile(dir: string, noEmit = false): Promise<string> {
 /** Run an emitted file with node; resolves with its stdout. */
 export async function runNode(dir: string, file: string, args: string[] = []): Promise<string> {
   try {
-    const { stdout } = await run(process.execPath, [file, ...args], { cwd: dir, maxBuffer: 64 << 20, timeout: 120_000 })
+    // The host's logs go under the project (removed with it), so nothing is left in the temp directory.
+    const env = { ...process.env, NEUROLINK_COMMANDS_LOG_DIR: join(dir, 'logs') }
+    const { stdout } = await run(process.execPath, [file, ...args], { cwd: dir, env, maxBuffer: 64 << 20, timeout: 120_000 })
     return stdout
   } catch (e) {
     const x = e as { stdout?: string; stderr?: string; message: string }
