@@ -705,8 +705,8 @@ export declare function readBackgroundCommandOutput(
  * plus `command_input` / `command_list` when `options.extra` names them.
  * The type follows the names written: `createBackgroundCommandTools(host)`
  * has no `command_input` key, `{ extra: ['command_input'] }` has it (and no
- * `command_list`). An `extra` whose names are not literals (a `string[]`
- * read from configuration, typed as the full name union) types both as
+ * `command_list`). An `extra` whose names are not literals (an array
+ * typed `ExtraBackgroundCommandToolName[]`, e.g. read from configuration) types both as
  * present: test `'command_input' in tools` there.
  */
 export declare function createBackgroundCommandTools<E extends ExtraBackgroundCommandToolName = never>(
