@@ -126,6 +126,7 @@ export interface NativeGitResult {
   output: NativeArtifactRef
   readBackHint: string
   stderrPreview?: string
+  commandLine: string
 }
 
 /** The git settings in force. */
@@ -268,8 +269,11 @@ export declare function registerHost(listenerId: number): number
 /** Change a terminal command's window size (it gets SIGWINCH). */
 export declare function resizeCommandTerminal(hostId: number, taskId: unknown, size: unknown): void
 
-/** One page of a built-in artifact (`window` is `{ offset?, limit? }`). */
-export declare function retrieveArtifact(artifactId: unknown, window: unknown): Promise<NativeArtifactPage>
+/**
+ * One page of a built-in artifact (`window` is `{ offset?, limit? }`);
+ * with `host_id`, only of that host's commands (the `command_output` tool).
+ */
+export declare function retrieveArtifact(artifactId: unknown, window: unknown, hostId?: number | undefined | null): Promise<NativeArtifactPage>
 
 /**
  * Run git with the hardened prefix, the replaced environment and the

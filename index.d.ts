@@ -1,11 +1,21 @@
 // Declarations of the public API of neurolink-commands (index.js, a thin
 // adapter over the generated binding.js / binding.d.ts).
+/// <reference types="node" />
 
-/** What a host may execute. There is no default: until one is set, every start is refused. */
+/**
+ * What a host may execute. There is no default: until one is set, every start is refused.
+ * `setBackgroundCommandPolicy` checks the types and values of every field at once, and
+ * resolves a relative `cwdRoot` against the current directory at that moment; whether
+ * `cwdRoot` exists (and is a directory) is checked at each start.
+ */
 export interface BackgroundCommandPolicy {
-  /** argv[0] must equal one of these EXACTLY (no basename or PATH matching). An empty list refuses everything. */
+  /**
+   * A list of names: argv[0] must equal one of these EXACTLY (no basename or PATH
+   * matching between them). A bare name such as `"node"` is then found through the
+   * PATH of the process; an absolute path runs that file. An empty list refuses everything.
+   */
   allowedExecutables: string[]
-  /** The sandbox: every cwd must resolve (symlinks followed) to this directory or below it. */
+  /** The sandbox: every cwd must resolve (symlinks followed) to this directory or below it. A relative root is resolved once, when the policy is set. */
   cwdRoot: string
   /** The final say after the allowlist and the sandbox: return `true` to allow, or a string that becomes the refusal. Called once per start with argv and the real cwd. */
   allowlist?: (argv: string[], cwd: string) => true | string
@@ -15,6 +25,8 @@ export interface BackgroundCommandPolicy {
   maxOutputBytes?: number
   /** Grace between SIGTERM and SIGKILL, in ms. @default 5000 */
   killGraceMs?: number
+  /** Default idleTimeoutMs of the commands this policy starts (see {@link BackgroundCommandOptions.idleTimeoutMs}). @default none (no idle stop) */
+  idleTimeoutMs?: number
   /**
    * Kernel confinement (Linux Landlock + seccomp) of every command this policy starts: what it, and
    * everything it starts, can write, read and reach. `false` (or absent) runs commands unconfined, as
@@ -56,8 +68,6 @@ export interface ConfinementSupport {
   signals: boolean
   /** seccomp filters are available (needed for `network: false`). */
   seccomp: boolean
-  /** Default idleTimeoutMs of the commands this policy starts (see {@link BackgroundCommandOptions.idleTimeoutMs}). @default none (no idle stop) */
-  idleTimeoutMs?: number
 }
 
 /** Options of one start. */
@@ -76,6 +86,8 @@ export interface BackgroundCommandOptions {
   sessionId?: string
   /** Aborting it kills the command (state `killed`). */
   abortSignal?: AbortSignal
+  /** Stop the command when neither stream produced a byte for this long, in ms: SIGTERM, then SIGKILL after the grace; state `timeout`, `error` contains `no output for <n>ms`. @default policy.idleTimeoutMs (none) */
+  idleTimeoutMs?: number
   /** Kernel confinement of this command: only narrows the policy's (a wider tree, `read: "all"`, `network: true` or `tmp: "shared"` the policy does not have is refused with `NLC_INVALID_ARGUMENT`); under an unconfined policy any confinement is accepted. Absent fields inherit the policy's. */
   confine?: Confinement
   /**
@@ -118,12 +130,13 @@ export interface BackgroundCommandInputResult {
   bytesWritten: number
 }
 
-/** Options of {@link createBackgroundCommandTools}. */
-export interface BackgroundCommandToolsOptions {
-  /** Tools to add to NeuroLink's four. @default [] */
-  extra?: Array<'command_input' | 'command_list'>
-  /** Stop the command when neither stream produced a byte for this long, in ms: SIGTERM, then SIGKILL after the grace; state `timeout`, `error` contains `no output for <n>ms`. @default policy.idleTimeoutMs (none) */
-  idleTimeoutMs?: number
+/** The name of a tool {@link createBackgroundCommandTools} adds on request. */
+export type ExtraBackgroundCommandToolName = 'command_input' | 'command_list'
+
+/** Options of {@link createBackgroundCommandTools}. `E` is the extra tools named. */
+export interface BackgroundCommandToolsOptions<E extends ExtraBackgroundCommandToolName = ExtraBackgroundCommandToolName> {
+  /** Tools to add to NeuroLink's four; the returned object has exactly these keys besides the four (typed from the names written). @default [] */
+  extra?: readonly E[]
 }
 
 /** Returned at once by a start; the command keeps running. */
@@ -135,7 +148,11 @@ export interface BackgroundCommandHandle {
 }
 
 /** `queued` and `running` are live; the rest are settled. */
-export type BackgroundCommandState = 'queued' | 'running' | 'exited' | 'killed' | 'timeout' | 'output-limit'
+export type BackgroundCommandState = BackgroundCommandLiveState | BackgroundCommandSettledState
+/** The command has not ended yet. */
+export type BackgroundCommandLiveState = 'queued' | 'running'
+/** The command has ended: its output is final and banked. */
+export type BackgroundCommandSettledState = 'exited' | 'killed' | 'timeout' | 'output-limit'
 
 /** A banked stream: the complete output, read back through the bank. */
 export interface BankedArtifactRef {
@@ -151,24 +168,16 @@ export interface BankedArtifactRef {
   readBackHint: string
 }
 
-/** Everything known about a command now (built fresh on each call). */
-export interface BackgroundCommandStatus {
+/** What every status carries, live or settled. */
+export interface BackgroundCommandStatusBase {
   taskId: string
   label: string
   state: BackgroundCommandState
-  /** Present when the process exited with a code. */
-  exitCode?: number
-  /** The name of the signal that ended it, e.g. "SIGKILL". */
-  signal?: string
   durationMs: number
   /** Bytes in stdout.log (exact). */
   stdoutBytes: number
   /** Bytes in stderr.log (exact). */
   stderrBytes: number
-  /** Present exactly when the state is settled. */
-  stdout?: BankedArtifactRef
-  /** Present exactly when the state is settled. */
-  stderr?: BankedArtifactRef
   /** At most 2000 characters: the end of each stream. Orientation, never evidence. */
   tailPreview: string
   /** Why the runner stopped it, or why it could not start. A non-zero exit is not an error. */
@@ -180,6 +189,31 @@ export interface BackgroundCommandStatus {
    * terminal, not closed by `end: true` or by the command, and not settled.
    */
   stdinOpen: boolean
+}
+
+/** A command that has not ended: no exit code, no signal, no refs yet. `S` is its state. */
+export interface LiveBackgroundCommandStatusIn<S extends BackgroundCommandLiveState = BackgroundCommandLiveState>
+  extends BackgroundCommandStatusBase {
+  state: S
+  exitCode?: undefined
+  signal?: undefined
+  stdout?: undefined
+  stderr?: undefined
+  logsRemoved?: undefined
+}
+
+/** A command that has ended: both streams are banked. `S` is its state. */
+export interface SettledBackgroundCommandStatusIn<S extends BackgroundCommandSettledState = BackgroundCommandSettledState>
+  extends BackgroundCommandStatusBase {
+  state: S
+  /** Present when the process exited with a code. */
+  exitCode?: number
+  /** The name of the signal that ended it, e.g. "SIGKILL". */
+  signal?: NodeJS.Signals
+  /** The complete stdout, banked. */
+  stdout: BankedArtifactRef
+  /** The complete stderr, banked. */
+  stderr: BankedArtifactRef
   /**
    * `true` once this settled command's logs were removed (a `configureLogs`
    * budget or age limit, or `pruneBackgroundCommandLogs`); absent otherwise.
@@ -188,6 +222,18 @@ export interface BackgroundCommandStatus {
    */
   logsRemoved?: true
 }
+
+/** A live status, one member per state (so `state !== 'queued' && state !== 'running'` narrows). */
+export type LiveBackgroundCommandStatus = LiveBackgroundCommandStatusIn<'queued'> | LiveBackgroundCommandStatusIn<'running'>
+/** A settled status, one member per state. */
+export type SettledBackgroundCommandStatus =
+  | SettledBackgroundCommandStatusIn<'exited'>
+  | SettledBackgroundCommandStatusIn<'killed'>
+  | SettledBackgroundCommandStatusIn<'timeout'>
+  | SettledBackgroundCommandStatusIn<'output-limit'>
+
+/** Everything known about a command now (built fresh on each call): narrow on `state`. */
+export type BackgroundCommandStatus = LiveBackgroundCommandStatus | SettledBackgroundCommandStatus
 
 /** A window of a stream, in UTF-16 code units of its UTF-8 decoding. */
 export interface BackgroundCommandPageRequest {
@@ -239,7 +285,7 @@ export interface BackgroundCommandListEntry {
   startedAt: number
   running: boolean
   exitCode?: number
-  signal?: string
+  signal?: NodeJS.Signals
   /** The runner or a caller stopped it (kill, abort, timeout, output cap, disposal). */
   killed: boolean
 }
@@ -295,7 +341,12 @@ export interface JsonSchema {
   maximum?: number
   exclusiveMinimum?: number
   minItems?: number
+  minLength?: number
   additionalProperties?: boolean
+  /** Exactly one of these must hold (command_output: taskId or artifactId). */
+  oneOf?: JsonSchema[]
+  /** This must not hold. */
+  not?: JsonSchema
 }
 
 /** The context a tool call runs in. */
@@ -334,6 +385,7 @@ export interface ToolRefusal {
  * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
  * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
+ * - `NLC_NATIVE_MISSING`: no native binary loads on this platform (thrown by `require`/`import`); the message names the platform and the package that provides it.
  */
 export type BackgroundCommandErrorCode =
   | 'NLC_NO_POLICY'
@@ -353,61 +405,190 @@ export type BackgroundCommandErrorCode =
   | 'NLC_INTERNAL'
   | 'NLC_LOGS_REMOVED'
   | 'NLC_LOG_REPLACED'
+  | 'NLC_NATIVE_MISSING'
 
 /** What every Error of the API is: an `Error` (a `TypeError` for a host that is not an object) with its `code`. */
 export interface BackgroundCommandError extends Error {
   code: BackgroundCommandErrorCode
 }
 
-export type RunCommandToolResult = BackgroundCommandHandle & BackgroundCommandCounts
-/** `waitMatched` / `waitLine` are present when the call gave `waitFor`. */
-export type CommandStatusToolResult = BackgroundCommandStatus &
-  BackgroundCommandCounts & { waitMatched?: boolean; waitLine?: string }
+/** What `run_command_bg` is called with. */
+export interface RunCommandParams {
+  /** The executable and its arguments, e.g. `["/usr/bin/pnpm", "run", "lint"]`. */
+  argv: string[]
+  /** Working directory inside the sandbox root. @default the policy's cwdRoot */
+  cwd?: string
+  /** A shorter budget than the host's, in ms (never a longer one). */
+  timeoutMs?: number
+  /** Give the command an input to write to with `command_input`. @default false */
+  stdin?: boolean
+  /** Run it in an 80×24 terminal. @default false */
+  terminal?: boolean
+}
+/** What `run_command_bg` returns: the handle and the session's counters. */
+export type RunCommandResult = BackgroundCommandHandle & BackgroundCommandCounts
+/** @deprecated use RunCommandResult */
+export type RunCommandToolResult = RunCommandResult
+
+/** What `command_status` is called with. */
+export interface CommandStatusParams {
+  taskId: string
+  /** Wait at most this long for the command to settle (or for `waitFor` to appear), in ms. */
+  waitMs?: number
+  /** Text to wait for in either stream, up to `waitMs`. */
+  waitFor?: string
+}
+/** What `command_status` returns: the status (narrow on `state`) and the session's counters; `waitMatched` / `waitLine` when the call gave `waitFor`. */
+export type CommandStatusResult = BackgroundCommandStatus & BackgroundCommandCounts & { waitMatched?: boolean; waitLine?: string }
+/** @deprecated use CommandStatusResult */
+export type CommandStatusToolResult = CommandStatusResult
+
+/** What `command_output` is called with: a command's stream by taskId, or a built-in artifact by artifactId. */
+export type CommandOutputParams =
+  | { taskId: string; stream?: 'stdout' | 'stderr'; offset?: number; limit?: number; tail?: number; grep?: string }
+  | { artifactId: string; offset?: number; limit?: number; tail?: number; grep?: string }
+/**
+ * What `command_output` returns: a page of a stream (`taskId` in it; also for
+ * `artifactId` with `tail`), a page of an artifact (`artifactId` in it), or
+ * with `grep` the matching lines (`matches` in it).
+ */
+export type CommandOutputResult = BackgroundCommandOutputPage | ArtifactPage | BackgroundCommandSearchResult
+
+/** What `command_kill` is called with. */
+export interface CommandKillParams {
+  taskId: string
+}
+/** What `command_kill` returns: the settled status and the session's counters. */
+export type CommandKillResult = SettledBackgroundCommandStatus & BackgroundCommandCounts
+
+/** A key `command_input` can send by name. */
+export type CommandInputKey =
+  | 'enter'
+  | 'tab'
+  | 'escape'
+  | 'backspace'
+  | 'up'
+  | 'down'
+  | 'right'
+  | 'left'
+  | 'ctrl-c'
+  | 'ctrl-d'
+  | 'ctrl-z'
+/** What `command_input` is called with. */
+export interface CommandInputParams {
+  taskId: string
+  /** Text written as is. */
+  text?: string
+  /** Keys sent after the text, in order. */
+  keys?: CommandInputKey[]
+  /** Close the input afterwards (in a terminal: send ctrl-d). */
+  end?: boolean
+}
+/** What `command_input` returns. */
+export type CommandInputResult = BackgroundCommandInputResult & BackgroundCommandStatus & BackgroundCommandCounts
+/** @deprecated use CommandInputResult */
+export type CommandInputToolResult = CommandInputResult
+
+/** What `command_list` is called with. */
+export interface CommandListParams {
+  /** Only running (true) or only settled (false) commands. */
+  running?: boolean
+}
+/** What `command_list` returns. */
+export type CommandListResult = { commands: BackgroundCommandListEntry[] } & BackgroundCommandCounts
+/** @deprecated use CommandListResult */
+export type CommandListToolResult = CommandListResult
+
+/**
+ * A model-facing tool. `execute` never rejects: a refusal comes back in-band
+ * (test it with `isToolRefusal`). `P` is the params shape the schema
+ * describes; `execute` takes any value (a model's parsed JSON) and checks it.
+ */
+export interface CommandTool<P = unknown, R = unknown> {
+  name: string
+  description: string
+  inputSchema: JsonSchema
+  execute(params: P, executionContext?: ToolExecutionContext): Promise<R | ToolRefusal>
+  execute(params: unknown, executionContext?: ToolExecutionContext): Promise<R | ToolRefusal>
+}
+
+/** NeuroLink's four command tools. */
+export interface BackgroundCommandTools {
+  run_command_bg: CommandTool<RunCommandParams, RunCommandResult>
+  command_status: CommandTool<CommandStatusParams, CommandStatusResult>
+  command_output: CommandTool<CommandOutputParams, CommandOutputResult>
+  command_kill: CommandTool<CommandKillParams, CommandKillResult>
+}
+
+/** The tools `options.extra` may add, by name. */
+export interface ExtraBackgroundCommandTools {
+  command_input: CommandTool<CommandInputParams, CommandInputResult>
+  command_list: CommandTool<CommandListParams, CommandListResult>
+}
+
+/** `git_log` params. */
+export interface GitLogParams {
+  ref?: string
+  path?: string
+  /** Floored and clamped to 1..500. @default 20 */
+  maxCount?: number
+  since?: string
+  /** @default "oneline" */
+  format?: 'oneline' | 'full' | 'stat' | 'name-only'
+}
+/** `git_show` params. */
+export interface GitShowParams {
+  ref: string
+  path?: string
+  nameOnly?: boolean
+}
+/** `git_diff` params. */
+export interface GitDiffParams {
+  base?: string
+  head?: string
+  path?: string
+  nameOnly?: boolean
+  stat?: boolean
+  /** Floored and clamped to 0..50. */
+  unified?: number
+}
+/** `git_blame` params. */
+export interface GitBlameParams {
+  path: string
+  ref?: string
+  lineStart?: number
+  lineEnd?: number
+}
+/** `git_merge_base` params. */
+export interface GitMergeBaseParams {
+  base: string
+  head: string
+}
+/** `git_ls_files` params. */
+export interface GitLsFilesParams {
+  path?: string
+}
+
+/** The six read-only git tools. */
+export interface GitTools {
+  git_log: CommandTool<GitLogParams, GitToolResult>
+  git_show: CommandTool<GitShowParams, GitToolResult>
+  git_diff: CommandTool<GitDiffParams, GitToolResult>
+  git_blame: CommandTool<GitBlameParams, GitToolResult>
+  git_merge_base: CommandTool<GitMergeBaseParams, GitToolResult>
+  git_ls_files: CommandTool<GitLsFilesParams, GitToolResult>
+}
 
 /** Any result of the command and git tools. */
 export type CommandToolResult =
   | ToolRefusal
-  | RunCommandToolResult
-  | CommandStatusToolResult
-  | BackgroundCommandOutputPage
-  | BackgroundCommandSearchResult
+  | RunCommandResult
+  | CommandStatusResult
+  | CommandOutputResult
+  | CommandKillResult
   | GitToolResult
-  | CommandInputToolResult
-  | CommandListToolResult
-
-/** A model-facing tool. `execute` never rejects. */
-export interface CommandTool {
-  name: string
-  description: string
-  inputSchema: JsonSchema
-  execute(params: Record<string, unknown>, executionContext?: ToolExecutionContext): Promise<CommandToolResult>
-}
-
-/** The four command tools, plus the extra ones asked for (`command_input`, `command_list`). */
-export interface BackgroundCommandTools extends Record<string, CommandTool> {
-  run_command_bg: CommandTool
-  command_status: CommandTool
-  command_output: CommandTool
-  command_kill: CommandTool
-  // With `extra: ["command_input"]`: `command_input { taskId, text?, keys?, end? }`;
-  // with `extra: ["command_list"]`: `command_list { running? }` (reached through the index signature).
-}
-
-/** What `command_input` returns. */
-export type CommandInputToolResult = BackgroundCommandInputResult & BackgroundCommandStatus & BackgroundCommandCounts
-
-/** What `command_list` returns. */
-export type CommandListToolResult = { commands: BackgroundCommandListEntry[] } & BackgroundCommandCounts
-
-/** The six read-only git tools. */
-export interface GitTools extends Record<string, CommandTool> {
-  git_log: CommandTool
-  git_show: CommandTool
-  git_diff: CommandTool
-  git_blame: CommandTool
-  git_merge_base: CommandTool
-  git_ls_files: CommandTool
-}
+  | CommandInputResult
+  | CommandListResult
 
 /** Options of the read-only git toolset. */
 export interface GitToolsetOptions {
@@ -439,23 +620,33 @@ export interface GitToolRuntimeSettings {
   confinedWhyNot?: string
 }
 
-/** The result of one git run. */
-export interface GitToolResult {
-  /** The exact argv that ran. */
+/** The result of one git run, as host code gets it from `runGitCommand`. */
+export interface GitCommandResult {
+  /** The exact argv that ran: the git executable, the hardening prefix (`--no-pager` and the `-c` pairs), then the tool's args. */
   command: string[]
+  /** The command as a person would write it: `git` and the tool's args, the hardening prefix left out (e.g. `git log --max-count=20 --oneline`). */
+  commandLine: string
   /** Exit code 0. */
   ok: boolean
   exitCode?: number
-  state: BackgroundCommandState
+  state: BackgroundCommandSettledState
   /** The first previewChars characters of stdout, plus "…" when there is more. */
   preview: string
   /** stdout, banked in full. */
   output: BankedArtifactRef
-  /** The output ref's hint. */
+  /** The output ref's hint: the call that pages it (`command_output({ artifactId, … })` in the built-in bank, the host's own under a host bank). */
   readBackHint: string
   /** The first 600 characters of stderr ("…" when more); only when stderr is not empty. */
   stderrPreview?: string
 }
+
+/**
+ * The result a git tool gives: the run's result, where `command` (the exact
+ * argv) is NOT enumerable, so `JSON.stringify(result)` — what a host sends
+ * the model — carries `commandLine` only, while host code can still read
+ * `result.command`.
+ */
+export type GitToolResult = GitCommandResult
 
 /** Declare what this host may execute (validated now). */
 export declare function setBackgroundCommandPolicy(host: object, policy: BackgroundCommandPolicy): void
@@ -483,9 +674,12 @@ export declare function startCommandWithPolicy(
   options: BackgroundCommandOptions,
   policy: BackgroundCommandPolicy,
 ): Promise<BackgroundCommandHandle>
+/** Whether a tool result is an in-band refusal; narrows the result to the tool's own type otherwise. */
+export declare function isToolRefusal(result: unknown): result is ToolRefusal
 /** The live status (synchronous). Throws for an unknown task id. */
 export declare function getBackgroundCommandStatus(host: object, taskId: string): BackgroundCommandStatus
 /** Resolves once settled; with timeoutMs, with the current status when that WAIT elapses. */
+export declare function awaitBackgroundCommand(host: object, taskId: string): Promise<SettledBackgroundCommandStatus>
 export declare function awaitBackgroundCommand(
   host: object,
   taskId: string,
@@ -495,8 +689,8 @@ export declare function awaitBackgroundCommand(
 export declare function killBackgroundCommand(
   host: object,
   taskId: string,
-  signal?: string,
-): Promise<BackgroundCommandStatus>
+  signal?: NodeJS.Signals,
+): Promise<SettledBackgroundCommandStatus>
 /** Terminate every unsettled command of the host; resolves with how many were signalled. */
 export declare function killAllBackgroundCommands(host: object): Promise<number>
 /** One window of a stream, while it runs or after. */
@@ -509,11 +703,16 @@ export declare function readBackgroundCommandOutput(
  * The model-facing command tools bound to the host: NeuroLink's four
  * (`run_command_bg`, `command_status`, `command_output`, `command_kill`),
  * plus `command_input` / `command_list` when `options.extra` names them.
+ * The type follows the names written: `createBackgroundCommandTools(host)`
+ * has no `command_input` key, `{ extra: ['command_input'] }` has it (and no
+ * `command_list`). An `extra` whose names are not literals (an array
+ * typed `ExtraBackgroundCommandToolName[]`, e.g. read from configuration) types both as
+ * present: test `'command_input' in tools` there.
  */
-export declare function createBackgroundCommandTools(
+export declare function createBackgroundCommandTools<E extends ExtraBackgroundCommandToolName = never>(
   host: object,
-  options?: BackgroundCommandToolsOptions,
-): BackgroundCommandTools
+  options?: BackgroundCommandToolsOptions<E>,
+): BackgroundCommandTools & Pick<ExtraBackgroundCommandTools, E>
 /** The host's commands, oldest first. */
 export declare function listBackgroundCommands(
   host: object,
@@ -535,7 +734,7 @@ export declare function retrieveArtifact(
 /** Configure the read-only git toolset for a host. */
 export declare function configureGitTools(host: object, options: GitToolsetOptions): GitToolRuntimeSettings
 /** Run git (hardened prefix, replaced environment) in the configured repository; resolves when it settled. */
-export declare function runGitCommand(host: object, args: string[], sessionId?: string): Promise<GitToolResult>
+export declare function runGitCommand(host: object, args: string[], sessionId?: string): Promise<GitCommandResult>
 /** The six read-only git tools bound to the host. */
 export declare function createGitTools(host: object): GitTools
 /**

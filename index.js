@@ -7,8 +7,10 @@
 // message to the Rust engine.
 
 const os = require('node:os')
-const native = require('./binding.js')
-const { createBackgroundCommandTools, createGitTools } = require('./lib/tools.js')
+const path = require('node:path')
+const { loadNative } = require('./lib/load.js')
+const native = loadNative(() => require('./binding.js'))
+const { createBackgroundCommandTools, createGitTools, isToolRefusal } = require('./lib/tools.js')
 const { createExtraTools } = require('./lib/interactive.js')
 
 /** host object → { id, policy } */
@@ -395,6 +397,15 @@ function setBackgroundCommandPolicy(host, policy) {
   // engine checks and stores this snapshot, and getBackgroundCommandPolicy
   // returns copies of it.
   const copy = policySnapshot(policy)
+  // A relative cwdRoot is resolved once, now, against the current directory:
+  // a later process.chdir does not move the sandbox. Whether the root exists
+  // is checked at each start (it may be created after this call).
+  // (A field whose getter threw is an accessor in the copy: the engine reports it.)
+  const field = copy !== null && typeof copy === 'object' && !isArray(copy) ? Object.getOwnPropertyDescriptor(copy, 'cwdRoot') : undefined
+  const root = field && 'value' in field ? field.value : undefined
+  if (typeof root === 'string' && root.length > 0 && !root.includes('\0') && !path.isAbsolute(root)) {
+    copy.cwdRoot = path.resolve(root)
+  }
   native.setPolicy(state.id, copy, copy, undefined)
   state.policy = copy
 }
@@ -490,7 +501,11 @@ function backgroundCommandToolsFor(host, options) {
   const sessionOf = (executionContext) => toolSession(host, executionContext)
   const counters = (ctx) => backgroundCommandCounts(host, ctx?.sessionId)
   const extra = createExtraTools(host, module.exports, counters, sessionOf, options)
-  return { ...createBackgroundCommandTools(host, module.exports, sessionOf), ...extra }
+  // What command_output's artifactId reads: a page of a built-in artifact of this host's commands only.
+  const api = Object.assign(Object.create(module.exports), {
+    retrieveArtifactOf: (h, artifactId, window) => native.retrieveArtifact(artifactId, window, hostState(h).id),
+  })
+  return { ...createBackgroundCommandTools(host, api, sessionOf), ...extra }
 }
 
 async function writeBackgroundCommandInput(host, taskId, data, options) {
@@ -573,6 +588,7 @@ module.exports = {
   runGitCommand,
   createBackgroundCommandTools: backgroundCommandToolsFor,
   createGitTools: gitToolsFor,
+  isToolRefusal,
   setSessionResolver,
   confinementSupport,
   writeBackgroundCommandInput,

@@ -195,8 +195,8 @@ describe('the built-in bank', () => {
     assert.equal(out.kind, 'command-output')
     assert.equal(out.sizeBytes, Buffer.byteLength(text))
     assert.equal(out.preview, text.slice(0, 600))
-    assert.ok(out.readBackHint.includes(`readArtifact("${out.artifactId}")`), out.readBackHint)
-    assert.ok(out.readBackHint.includes(`retrieveArtifact("${out.artifactId}"`), out.readBackHint)
+    // The hint names a call the model can make with its tools.
+    assert.ok(out.readBackHint.includes(`command_output({ artifactId: "${out.artifactId}", offset: 0, limit: 50000 })`), out.readBackHint)
 
     assert.equal(await nc.readArtifact(out.artifactId), text)
     assert.equal(await nc.readArtifact(st.stderr!.artifactId), 'warn')

@@ -163,7 +163,7 @@ const rows: Row[] = [
       const h = policyHost()
       const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'true'], { cwd: '.' })
       await settle(h, taskId)
-      return nc.killBackgroundCommand(h, taskId, 'SIGNOPE')
+      return nc.killBackgroundCommand(h, taskId, 'SIGNOPE' as NodeJS.Signals)
     },
   },
   {
@@ -288,11 +288,36 @@ describe('every refusal kind carries its code, the same on the host API and in t
   })
 })
 
+test('NLC_NATIVE_MISSING: a copy of the package with no binary and no platform package fails to load, naming both (in a child process)', async () => {
+  const repoDir = join(import.meta.dirname, '..')
+  const copy = tempRoot('nlc-codes-nobinary-')
+  try {
+    for (const f of ['index.js', 'binding.js', 'package.json']) writeFileSync(join(copy, f), readFileSync(join(repoDir, f)))
+    mkdirSync(join(copy, 'lib'))
+    for (const f of ['tools.js', 'load.js']) writeFileSync(join(copy, 'lib', f), readFileSync(join(repoDir, 'lib', f)))
+    const probe = `try { require(${JSON.stringify(join(copy, 'index.js'))}); console.log('loaded') } catch (e) { console.log(JSON.stringify([e.code, e.packageName, e.message])) }`
+    const { stdout } = await new Promise<{ stdout: string }>((res, rej) =>
+      execFile(process.execPath, ['-e', probe], { cwd: copy }, (err, stdout) => (err ? rej(err) : res({ stdout }))),
+    )
+    const [code, pkg, message] = JSON.parse(stdout) as [string, string, string]
+    assert.equal(code, 'NLC_NATIVE_MISSING')
+    assert.equal(pkg, 'neurolink-commands-linux-x64-gnu')
+    assert.match(message, /\(linux-x64-gnu\).*neurolink-commands-linux-x64-gnu.*npm install neurolink-commands-linux-x64-gnu@/)
+    // The control: the repository itself, binary next to it, loads.
+    const ok = await new Promise<string>((res, rej) =>
+      execFile(process.execPath, ['-e', `require(${JSON.stringify(join(repoDir, 'index.js'))}); console.log('loaded')`], (err, out) => (err ? rej(err) : res(out))),
+    )
+    assert.equal(ok, 'loaded\n')
+  } finally {
+    rmSync(copy, { recursive: true, force: true })
+  }
+})
+
 test('the codes produced are the declared ones, distinct per kind', () => {
   const declared = declaredCodes()
   assert.equal(new Set(declared).size, declared.length, 'no code declared twice')
   for (const r of rows) assert.ok(declared.includes(r.code), `${r.code} is declared`)
-  for (const c of ['NLC_LOG_DIR', 'NLC_IO', 'NLC_HOST_EXITING']) assert.ok(declared.includes(c), `${c} is declared`)
+  for (const c of ['NLC_LOG_DIR', 'NLC_IO', 'NLC_HOST_EXITING', 'NLC_NATIVE_MISSING']) assert.ok(declared.includes(c), `${c} is declared`)
   // SPEC §7's list is declared in full.
   for (const c of [
     'NLC_NO_POLICY', 'NLC_INVALID_ARGUMENT', 'NLC_SHELL_SYNTAX', 'NLC_NOT_ALLOWED', 'NLC_OUTSIDE_ROOT', 'NLC_VETOED',

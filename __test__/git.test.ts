@@ -287,7 +287,7 @@ test('git output is banked in full; the preview is the first previewChars charac
   assert.equal(b.preview, `${full.slice(0, 20)}…`)
   assert.equal(await nc.readArtifact(b.output.artifactId), full)
   assert.ok(b.readBackHint.includes(`"${b.output.artifactId}"`), b.readBackHint)
-  assert.match(b.readBackHint, /readArtifact|retrieveArtifact/)
+  assert.match(b.readBackHint, /command_output\(\{ artifactId: "nlc-[^"]+", offset: 0, limit: 50000 \}\)/)
   let builtIn = ''
   for (let offset = 0; ; offset += 100) {
     const page = await nc.retrieveArtifact(b.output.artifactId, { offset, limit: 100 })
@@ -614,7 +614,7 @@ test('without configureGitTools, runGitCommand rejects and the tools refuse, nam
   await assert.rejects(nc.runGitCommand(host, ['log']), /registerGitTools/)
   await assert.rejects(nc.runGitCommand(host, ['log']), /configureGitTools/)
   for (const name of GIT_TOOL_NAMES) {
-    const e = refusal(await host.executeTool(name, { ref: 'main', path: 'src/lib.txt', base: 'main', head: 'main' }))
+    const e = refusal(await host.executeTool(name, {}))
     assert.match(e, /registerGitTools/, name)
   }
   // bad options are refused when configuring
@@ -678,7 +678,9 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
   const host = gitHost(fx.repo, { gitExecutable: wrapper, previewChars: 20, confine: false })
 
   const r = result(await host.executeTool('git_log', { maxCount: 2 }))
-  assert.deepEqual(Object.keys(r).sort(), ['command', 'exitCode', 'ok', 'output', 'preview', 'readBackHint', 'state'])
+  assert.deepEqual(Object.keys(r).sort(), ['commandLine', 'exitCode', 'ok', 'output', 'preview', 'readBackHint', 'state'])
+  assert.equal(r.commandLine, 'git log --no-color --no-ext-diff --no-textconv --max-count=2 --oneline')
+  assert.equal(JSON.stringify(r).includes('"command":'), false, 'the exact argv is not in what the model is sent')
   const ran = readFileSync(join(fx.root, 'argv.last'), 'utf8').split('\n').slice(0, -1)
   assert.deepEqual(r.command, [wrapper, ...ran], 'command is the argv that ran')
   assert.deepEqual(r.command.slice(0, 8), [wrapper, ...PREFIX])
@@ -714,7 +716,7 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
 
   // a failing run: ok false, the exit code, stderrPreview present
   const bad = result(await host.executeTool('git_show', { ref: 'no-such-branch' }))
-  assert.deepEqual(Object.keys(bad).sort(), ['command', 'exitCode', 'ok', 'output', 'preview', 'readBackHint', 'state', 'stderrPreview'])
+  assert.deepEqual(Object.keys(bad).sort(), ['commandLine', 'exitCode', 'ok', 'output', 'preview', 'readBackHint', 'state', 'stderrPreview'])
   assert.equal(bad.ok, false)
   assert.equal(bad.exitCode, 128)
   assert.equal(bad.state, 'exited')

@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { delimiter, join, resolve } from 'node:path'
+import { basename, delimiter, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 
 import { tempRoot } from './helpers.ts'
+
+const { platformOfTriple } = require('../lib/load.js') as { platformOfTriple: (t: string) => string | undefined }
 
 const run = promisify(execFile)
 const repo = resolve(__dirname, '..')
@@ -42,13 +44,14 @@ async function sh(file: string, args: string[], cwd: string, env: NodeJS.Process
   }
 }
 
-type PackResult = { filename: string; files: { path: string }[] }[]
-
-async function pack(dir: string, dest: string, env: NodeJS.ProcessEnv): Promise<{ tarball: string; files: string[] }> {
-  const { stdout } = await sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dest], dir, env)
-  const [r] = JSON.parse(stdout.slice(stdout.indexOf('['))) as PackResult
-  assert.ok(r, `npm pack said: ${stdout}`)
-  return { tarball: join(dest, r.filename), files: r.files.map((f) => f.path).sort() }
+/** The files of a packed tarball, relative to its package/ directory. */
+async function listTarball(tarball: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const { stdout } = await sh('tar', ['-tzf', tarball], cwd, env)
+  return stdout
+    .split('\n')
+    .filter((l) => l.startsWith('package/') && !l.endsWith('/'))
+    .map((l) => l.slice('package/'.length))
+    .sort()
 }
 
 const HOST_CJS = `
@@ -59,7 +62,6 @@ import type {
   BackgroundCommandState,
   BackgroundCommandStatus,
   BankedArtifactRef,
-  CommandToolResult,
 } from 'neurolink-commands'
 
 const host: BackgroundCommandHost = {}
@@ -84,9 +86,8 @@ async function main(): Promise<void> {
     refusal = e instanceof Error ? e.message : String(e)
   }
   const tools = nc.createBackgroundCommandTools(host)
-  const started: CommandToolResult = await tools.run_command_bg.execute({ argv: ['/bin/sh', '-c', 'echo via the tool'] })
-  if ('isError' in started) throw new Error(started.error)
-  if (!('taskId' in started)) throw new Error('run_command_bg returned no taskId')
+  const started = await tools.run_command_bg.execute({ argv: ['/bin/sh', '-c', 'echo via the tool'] })
+  if (nc.isToolRefusal(started)) throw new Error(started.error)
   const viaTool = await nc.awaitBackgroundCommand(host, started.taskId, { timeoutMs: 20000 })
   const loaded = Object.keys(require.cache).filter((k) => k.endsWith('.node'))
   console.log(JSON.stringify({
@@ -136,86 +137,70 @@ const host = {}
 setBackgroundCommandPolicy(host, { allowedExecutables: ['/bin/echo'], cwdRoot: process.cwd() })
 const { taskId } = await startBackgroundCommand(host, ['/bin/echo', 'hello from an ES module host'], { cwd: '.' })
 const status: BackgroundCommandStatus = await awaitBackgroundCommand(host, taskId)
-console.log(status.state, status.exitCode, JSON.stringify(await readArtifact(status.stdout!.artifactId)))
+console.log(status.state, status.exitCode, JSON.stringify(await readArtifact(status.stdout.artifactId)))
 `
 
-test('the packed package and its platform package install into a fresh TypeScript project, type-check strictly and run', async () => {
+test('pack:release packs the main package and its platform package; a user installs both tarballs, type-checks strictly and runs', async () => {
   const built = join(repo, BINARY)
   assert.ok(existsSync(built), `${built} is missing: run \`pnpm run build\` first`)
   const work = tempRoot('nlc-install-')
   const home = join(work, 'home')
-  const tarballs = join(work, 'tarballs')
+  const release = join(work, 'release')
   mkdirSync(home)
-  mkdirSync(tarballs)
   const env = cleanEnv(home)
   assert.ok(
     env.PATH!.split(delimiter).every((d) => !existsSync(join(d, 'cargo')) && !existsSync(join(d, 'rustc'))),
     'no Rust toolchain on the PATH of the install',
   )
 
-  // 1. The main package, packed from the repository as it is.
-  const rootPkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string; optionalDependencies?: Record<string, string> }
   // Library users never install the MCP SDK: only the workspace package mcp/ depends on it.
   const rootManifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>
   for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
     assert.ok(!Object.keys(rootManifest[field] ?? {}).some((d) => d.startsWith('@modelcontextprotocol/')), `no MCP SDK in the root's ${field}`)
   }
-  const main = await pack(repo, tarballs, env)
-  for (const f of ['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts', 'lib/tools.js', 'package.json']) {
-    assert.ok(main.files.includes(f), `the main tarball holds ${f}: ${main.files.join(', ')}`)
+
+  // 1. The maintainer's release path (the build already ran; --no-build keeps this test from rebuilding).
+  const rootPkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    version: string
+    napi: { targets: string[] }
+    scripts: Record<string, string>
   }
-  for (const f of main.files) {
+  assert.equal(rootPkg.scripts['pack:release'], 'node scripts/pack-release.mjs')
+  const packed = await sh(process.execPath, [join(repo, 'scripts', 'pack-release.mjs'), '--no-build', '--out', release], repo, process.env)
+  const lines = packed.stdout.trim().split('\n')
+  const made = JSON.parse(lines[lines.length - 1]!) as { main: string; platforms: Record<string, string>; skipped: string[] }
+  assert.equal(made.main, join(release, `neurolink-commands-${rootPkg.version}.tgz`))
+  assert.equal(made.platforms['linux-x64-gnu'], join(release, `${PLATFORM}-${rootPkg.version}.tgz`))
+  assert.deepEqual(readdirSync(release).sort(), [basename(made.main), ...Object.values(made.platforms).map((t) => basename(t))].sort())
+  // Every napi target is a platform package: packed when its binary exists, else reported.
+  assert.equal(Object.keys(made.platforms).length + made.skipped.length, rootPkg.napi.targets.length)
+
+  const mainFiles = await listTarball(made.main, work, env)
+  for (const f of ['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts', 'lib/tools.js', 'lib/load.js', 'package.json']) {
+    assert.ok(mainFiles.includes(f), `the main tarball holds ${f}: ${mainFiles.join(', ')}`)
+  }
+  for (const f of mainFiles) {
     assert.ok(!f.endsWith('.node'), `no binary in the main package (it comes from ${PLATFORM}): ${f}`)
-    assert.ok(!/^(src|crates|target|__test__|node_modules|mcp)\//.test(f) && f !== 'Cargo.toml', `no sources in the package: ${f}`)
+    assert.ok(!/^(src|crates|target|__test__|node_modules|scripts|mcp)\//.test(f) && f !== 'Cargo.toml', `no sources in the package: ${f}`)
   }
+  const platFiles = await listTarball(made.platforms['linux-x64-gnu']!, work, env)
+  assert.deepEqual(platFiles, ['README.md', BINARY, 'package.json'].sort())
 
-  // The published manifest names the platform package as an optional
-  // dependency. napi-rs adds it at publish time (\`napi pre-publish\`) when the
-  // repository does not carry it; stage the manifest the same way.
-  let mainTarball = main.tarball
-  if (rootPkg.optionalDependencies?.[PLATFORM] !== rootPkg.version) {
-    const stage = join(work, 'stage')
-    mkdirSync(stage)
-    await sh('tar', ['-xzf', main.tarball, '-C', stage], work, env)
-    const manifestPath = join(stage, 'package', 'package.json')
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>
-    manifest.optionalDependencies = { ...(manifest.optionalDependencies as object | undefined), [PLATFORM]: rootPkg.version }
-    writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n')
-    const staged = join(tarballs, 'staged')
-    mkdirSync(staged)
-    const again = await pack(join(stage, 'package'), staged, env)
-    assert.deepEqual(again.files, main.files, 'staging changed nothing but the manifest')
-    mainTarball = again.tarball
-  }
-
-  // 2. The platform package: npm/linux-x64-gnu plus the built binary, packed from a temporary copy.
-  const platDir = join(work, 'platform')
-  cpSync(join(repo, 'npm', 'linux-x64-gnu'), platDir, { recursive: true })
-  cpSync(built, join(platDir, BINARY))
-  const platPkg = JSON.parse(readFileSync(join(platDir, 'package.json'), 'utf8')) as Record<string, unknown>
-  assert.equal(platPkg.name, PLATFORM)
-  assert.equal(platPkg.version, rootPkg.version)
-  assert.deepEqual(platPkg.os, ['linux'])
-  assert.deepEqual(platPkg.cpu, ['x64'])
-  assert.deepEqual(platPkg.libc, ['glibc'])
-  assert.equal(platPkg.main, BINARY)
-  assert.deepEqual(platPkg.files, [BINARY])
-  const plat = await pack(platDir, tarballs, env)
-  assert.ok(plat.files.includes(BINARY) && plat.files.includes('package.json'), plat.files.join(', '))
-
-  // 3. A fresh project; both tarballs in one offline install with an empty cache and no reachable registry.
+  // 2. A fresh project; the user installs both tarballs from a local directory, as
+  // the README says, with no flags (an empty cache, no reachable registry).
   const proj = join(work, 'host-project')
   mkdirSync(proj)
   writeFileSync(join(proj, 'package.json'), JSON.stringify({ name: 'nlc-install-check', version: '1.0.0', private: true }, null, 2))
-  await sh(
-    'npm',
-    ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--offline', '--cache', join(work, 'npm-cache'), mainTarball, plat.tarball],
-    proj,
-    env,
-  )
+  cpSync(made.main, join(proj, basename(made.main)))
+  cpSync(made.platforms['linux-x64-gnu']!, join(proj, basename(made.platforms['linux-x64-gnu']!)))
+  await sh('npm', ['install', `./${basename(made.main)}`, `./${basename(made.platforms['linux-x64-gnu']!)}`], proj, env)
   const installed = join(proj, 'node_modules')
   const installedMain = JSON.parse(readFileSync(join(installed, 'neurolink-commands', 'package.json'), 'utf8')) as Record<string, unknown>
-  assert.deepEqual(installedMain.optionalDependencies, { [PLATFORM]: rootPkg.version })
+  assert.deepEqual(
+    installedMain.optionalDependencies,
+    Object.fromEntries(rootPkg.napi.targets.map((t) => [`neurolink-commands-${platformOfTriple(t)}`, rootPkg.version])),
+    'the optionalDependencies napi pre-publish writes: one per target',
+  )
   assert.ok(existsSync(join(installed, PLATFORM, BINARY)), 'the binary comes from the platform package')
   assert.deepEqual(
     readdirSync(join(installed, 'neurolink-commands'), { recursive: true }).filter((f) => String(f).endsWith('.node')),
@@ -265,6 +250,30 @@ test('the packed package and its platform package install into a fresh TypeScrip
 
   const esm = await sh(process.execPath, [join('dist', 'host-esm.mjs')], proj, env)
   assert.equal(esm.stdout, 'exited 0 "hello from an ES module host\\n"\n')
+
+  // 5. The main tarball alone (the platform package left out): loading it fails
+  // with NLC_NATIVE_MISSING, naming the platform, the package and how to get it.
+  const bare = join(work, 'no-platform-project')
+  mkdirSync(bare)
+  writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'nlc-no-platform', version: '1.0.0', private: true }, null, 2))
+  cpSync(made.main, join(bare, basename(made.main)))
+  // (--omit=optional is how a user ends up without it; --offline keeps npm
+  // from waiting on the unreachable registry for the omitted package's manifest.)
+  await sh('npm', ['install', '--offline', '--omit=optional', `./${basename(made.main)}`], bare, env)
+  assert.ok(!existsSync(join(bare, 'node_modules', PLATFORM)), 'no platform package installed')
+  const probe = await sh(
+    process.execPath,
+    ['-e', "try { require('neurolink-commands'); console.log('loaded') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message, platform: e.platform, packageName: e.packageName })) }"],
+    bare,
+    env,
+  )
+  const missing = JSON.parse(probe.stdout) as { code: string; message: string; platform: string; packageName: string }
+  assert.equal(missing.code, 'NLC_NATIVE_MISSING')
+  assert.equal(missing.platform, 'linux-x64-gnu')
+  assert.equal(missing.packageName, PLATFORM)
+  assert.ok(missing.message.includes('(linux-x64-gnu)'), missing.message)
+  assert.ok(missing.message.includes(`npm install ${PLATFORM}@${rootPkg.version}`), missing.message)
+  assert.ok(missing.message.includes(`./${PLATFORM}-${rootPkg.version}.tgz`), missing.message)
 
   rmSync(work, { recursive: true, force: true })
 })

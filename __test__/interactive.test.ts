@@ -371,7 +371,7 @@ test('tools: command_input sends every named key as a terminal sends it, and ref
     [{ taskId: live.taskId, keys: 'enter' }, /keys must be an array of key names/],
     [{ taskId: live.taskId, text: 5 }, /text must be a string/],
     [{ taskId: live.taskId, text: 'a', end: 'yes' }, /end must be true or false/],
-    [{ taskId: live.taskId }, /nothing to write/],
+    [{ taskId: live.taskId, data: 'a' }, /unknown parameter "data": this tool takes only taskId, text, keys, end/],
     [{ taskId: 'c0nope', text: 'a' }, /No background command "c0nope"/],
   ]
   for (const [params, pattern] of refusals) {
@@ -380,10 +380,18 @@ test('tools: command_input sends every named key as a terminal sends it, and ref
     assert.equal(out.isError, true, JSON.stringify(out))
     assert.match(out.error, pattern)
   }
+  // Nothing to write is a write of 0 bytes: the status comes back, the input stays open.
+  const poll = await tools.command_input.execute({ taskId: live.taskId }, ctx)
+  assert.ok(!nc.isToolRefusal(poll), JSON.stringify(poll))
+  assert.equal(poll.bytesWritten, 0)
+  assert.equal(poll.stdinOpen, true)
+  assert.equal(poll.state, 'running')
   const noInput = (await tools.run_command_bg.execute({ argv: [SH, '-c', 'sleep 30'] }, ctx)) as nc.RunCommandToolResult
   const out = (await tools.command_input!.execute({ taskId: noInput.taskId, text: 'a' }, ctx)) as { isError: true; error: string }
   // code: NLC_INVALID_ARGUMENT
   assert.match(out.error, /stdin: "pipe"/)
+  const empty = await tools.command_input.execute({ taskId: noInput.taskId }, ctx)
+  assert.ok(nc.isToolRefusal(empty) && /stdin: "pipe"/.test(empty.error), 'an empty write still checks that the command takes input')
   const bad = (await tools.run_command_bg.execute({ argv: [CAT], stdin: 'yes' }, ctx)) as { isError: true; error: string }
   // code: NLC_INVALID_ARGUMENT
   assert.match(bad.error, /stdin must be true or false/)

@@ -299,10 +299,10 @@ test('refs through git_show: a leading "-" (after trimming) is refused, then the
       const t = rustTrim(ref)
       if (t.startsWith('-')) {
         assert.equal(r.isError, true, JSON.stringify(ref))
-        assert.match(r.error, /^git_show: ref .* must not start with "-"/)
+        assert.match(r.error, /^git_show \{.*?\}: ref .* must not start with "-"/)
       } else if (!REF_OK.test(t)) {
         assert.equal(r.isError, true, JSON.stringify(ref))
-        assert.match(r.error, /^git_show: ref .* is not a valid git revision/)
+        assert.match(r.error, /^git_show \{.*?\}: ref .* is not a valid git revision/)
       } else {
         assert.equal(r.isError, undefined, `${JSON.stringify(ref)}: ${r.error}`)
         assert.deepEqual(r.command.slice(-1), [t])
@@ -332,7 +332,7 @@ test('dates through git_log: the character rule on the trimmed value, passed as 
         assert.ok(r.command.includes(`--since=${t}`), r.command.join(' '))
       } else {
         assert.equal(r.isError, true, JSON.stringify(since))
-        assert.match(r.error, /^git_log: since .* is not a valid date/)
+        assert.match(r.error, /^git_log \{.*?\}: since .* is not a valid date/)
       }
     }),
     100,

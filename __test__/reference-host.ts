@@ -197,8 +197,9 @@ export class ReferenceHost {
     this.tools.set(t.name, t)
   }
 
-  private registerAll(tools: Record<string, nc.CommandTool>): string[] {
-    for (const t of Object.values(tools)) {
+  private registerAll(tools: nc.BackgroundCommandTools | nc.GitTools): string[] {
+    const all: nc.CommandTool[] = Object.values(tools)
+    for (const t of all) {
       this.register({
         name: t.name,
         description: t.description,

@@ -122,7 +122,7 @@ describe('capturing', () => {
     assert.equal(err.preview, 'err!')
     assert.notEqual(out.artifactId, '')
     assert.notEqual(out.artifactId, err.artifactId)
-    assert.ok(out.readBackHint.includes(`readArtifact("${out.artifactId}")`), out.readBackHint)
+    assert.ok(out.readBackHint.includes(`command_output({ artifactId: "${out.artifactId}", offset: 0, limit: 50000 })`), out.readBackHint)
 
     // The log files hold exactly the bytes; the bank and the pages give them back.
     assert.deepEqual(readFileSync(logPath(h.taskId, 'stdout')), Buffer.from(out40))
@@ -360,7 +360,7 @@ describe('ending', () => {
   test('a named signal is sent; an unknown one is refused with the valid names and the command keeps running', async () => {
     const h = await nc.startBackgroundCommand(host, [SH, '-c', 'exec sleep 30'], { cwd: '.' })
     await waitFor(() => nc.getBackgroundCommandStatus(host, h.taskId).state === 'running', 5000, 'running')
-    await assert.rejects(nc.killBackgroundCommand(host, h.taskId, 'SIGBOGUS'), (e: unknown) => {
+    await assert.rejects(nc.killBackgroundCommand(host, h.taskId, 'SIGBOGUS' as NodeJS.Signals), (e: unknown) => {
       assert.ok(e instanceof Error)
       assert.ok(e.message.includes('SIGBOGUS') && e.message.includes('SIGTERM') && e.message.includes('SIGKILL'), e.message)
       return true

@@ -11,7 +11,8 @@ import { ReferenceHost, type ChecklistList } from './reference-host.ts'
 const SH = '/bin/sh'
 const RUN_SHAPE = '{ argv: string[], cwd?: string, timeoutMs?: number, stdin?: boolean, terminal?: boolean }'
 const STATUS_SHAPE = '{ taskId: string, waitMs?: number, waitFor?: string }'
-const OUTPUT_SHAPE = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number, tail?: number, grep?: string }'
+const OUTPUT_SHAPE =
+  '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number, tail?: number, grep?: string } | { artifactId: string, offset?: number, limit?: number, tail?: number, grep?: string }'
 const KILL_SHAPE = '{ taskId: string }'
 
 type Refusal = { isError: true; error: string; code: nc.BackgroundCommandErrorCode }
@@ -90,7 +91,7 @@ test('malformed params come back in-band, naming the expected shape', async () =
     ['run_command_bg', { argv: [SH, '-c', 'true'], cwd: '/' }, /outside the permitted root/],
     ['command_status', {}, /taskId must be a string \(got undefined\)/],
     ['command_status', { taskId: 42 }, /taskId must be a string \(got the number 42\)/],
-    ['command_output', { stream: 'stdout' }, /taskId must be a string/],
+    ['command_output', { stream: 'stdout' }, /taskId or artifactId is required/],
     ['command_kill', { taskId: ['c1'] }, /taskId must be a string \(got an array\)/],
   ]
   const shapes: Record<string, string> = {
@@ -108,7 +109,7 @@ test('malformed params come back in-band, naming the expected shape', async () =
   for (const name of Object.keys(shapes)) {
     for (const params of [null, undefined, 'echo hi', ['x'], 3]) {
       const e = refusal(await host.executeTool(name, params))
-      assert.equal(e, `${name} expects an object of the shape ${shapes[name]}`)
+      assert.equal(e, `${name} ${shapes[name]}: params must be a JSON object of this shape (got ${params === undefined ? 'undefined' : JSON.stringify(params)})`)
     }
   }
   // nothing ran
@@ -473,9 +474,11 @@ test('inputSchema is a plain JSON Schema object for all ten tools', async () => 
     type: 'array',
     items: { type: 'string' },
   })
-  for (const name of ['command_status', 'command_output', 'command_kill']) {
+  for (const name of ['command_status', 'command_kill'] as const) {
     assert.deepEqual(commandTools[name].inputSchema.required, ['taskId'])
   }
+  // command_output takes a taskId or an artifactId (exactly one).
+  assert.deepEqual(commandTools.command_output.inputSchema.oneOf, [{ required: ['taskId'] }, { required: ['artifactId'], not: { required: ['stream'] } }])
   assert.match(commandTools.run_command_bg.description, /NO shell/)
   assert.match(commandTools.command_status.description, /tail/)
   assert.deepEqual(gitTools.git_show.inputSchema.required, ['ref'])

@@ -79,7 +79,7 @@ function createExtraTools(host, api, counters, sessionOf, options) {
         'command_input',
         'Write to a running command started with stdin: true or terminal: true: text is sent as is, then each of keys in order, as a terminal sends them ' +
           `(${KEY_NAMES.join(', ')}). In a terminal a line is submitted with the enter key. end: true closes the input after (in a terminal: sends ctrl-d). ` +
-          'Returns bytesWritten and the status; read what it printed with command_output.',
+          'Returns bytesWritten and the status (with nothing to write: 0 and the status); read what it printed with command_output.',
         {
           type: 'object',
           properties: {
@@ -96,7 +96,8 @@ function createExtraTools(host, api, counters, sessionOf, options) {
           const data = inputText(params)
           const end = params.end
           if (end !== undefined && end !== null && typeof end !== 'boolean') throw new Error(`end must be true or false (got ${shown(end)})`)
-          if (data === '' && end !== true) throw new Error('give text, keys or end: true: there is nothing to write')
+          // Nothing to write (no text, no keys, no end) is a write of 0 bytes:
+          // it still checks that the command takes input, and returns its status.
           const { bytesWritten } = await api.writeBackgroundCommandInput(host, params.taskId, data, { end: end === true })
           const status = api.getBackgroundCommandStatus(host, params.taskId)
           return { bytesWritten, ...status, ...counters(ctx) }

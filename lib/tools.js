@@ -76,7 +76,32 @@ function messageOf(e) {
   }
 }
 
+/**
+ * Refuse the keys the schema does not name (its `additionalProperties: false`
+ * is a promise: a model that sent `shell: true` believed something false).
+ */
+function refuseUnknownKeys(params, known) {
+  const unknown = Object.keys(params).filter((k) => !known.includes(k))
+  if (unknown.length === 0) return
+  const names = unknown.slice(0, 10).map((k) => JSON.stringify(k.length > 60 ? `${k.slice(0, 60)}…` : k))
+  const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''
+  const takes = known.length === 0 ? 'no parameters' : `only ${known.join(', ')}`
+  throw coded(`unknown parameter${unknown.length === 1 ? '' : 's'} ${names.join(', ')}${more}: this tool takes ${takes}`)
+}
+
+/**
+ * One refusal style for every tool family: `<tool> <params shape>: <message>`
+ * (a message that already names the tool, as the git validators' do, loses
+ * that `<tool>: ` lead so the tool is named once).
+ */
+function refusalMessage(name, shape, msg) {
+  const lead = `${name}: `
+  const rest = msg.startsWith(lead) ? msg.slice(lead.length) : msg
+  return `${name} ${shape}: ${rest}`
+}
+
 function toolObject(name, description, inputSchema, shape, run) {
+  const known = Object.keys(inputSchema.properties)
   return {
     name,
     description,
@@ -84,12 +109,12 @@ function toolObject(name, description, inputSchema, shape, run) {
     async execute(params, executionContext) {
       try {
         if (!isObject(params)) {
-          throw coded(`${name} expects an object of the shape ${shape}`)
+          throw coded(`params must be a JSON object of this shape (got ${shown(params)})`)
         }
+        refuseUnknownKeys(params, known)
         return await run(params, executionContext)
       } catch (e) {
-        const msg = messageOf(e)
-        return { isError: true, error: msg.startsWith(name) ? msg : `${name} ${shape}: ${msg}`, code: codeOf(e) }
+        return { isError: true, error: refusalMessage(name, shape, messageOf(e)), code: codeOf(e) }
       }
     },
   }
@@ -212,41 +237,70 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     },
   )
 
-  const outputShape = '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number, tail?: number, grep?: string }'
+  const outputShape =
+    '{ taskId: string, stream?: "stdout" | "stderr", offset?: number, limit?: number, tail?: number, grep?: string } | { artifactId: string, offset?: number, limit?: number, tail?: number, grep?: string }'
   const command_output = tool(
     'command_output',
-    'Read one page of a command\'s complete output, while it runs or after: offset and limit count characters (limit defaults to 50000, at most 200000); ' +
-      'hasMore says whether to read on from offset + limit. tail reads the last characters instead (e.g. tail 5000 for the last screen). ' +
+    'Read one page of a command\'s complete output, while it runs or after, by taskId (and stream), or of a banked artifact by the artifactId a readBackHint names: ' +
+      'offset and limit count characters (limit defaults to 50000, at most 200000); hasMore says whether to read on from offset + limit. Give taskId or artifactId, not both. ' +
+      'tail reads the last characters instead (e.g. tail 5000 for the last screen). ' +
       'grep returns the lines holding that text instead of a page: { matches: [{ line, offset, text }], hasMore, scannedTo } (search again from offset: scannedTo for more).',
     {
       type: 'object',
       properties: {
         taskId: taskIdSchema,
-        stream: { type: 'string', enum: ['stdout', 'stderr'], description: 'Which stream (default stdout).' },
+        artifactId: { type: 'string', description: 'An artifactId from a stdout/stderr ref or a git result (instead of taskId and stream).' },
+        stream: { type: 'string', enum: ['stdout', 'stderr'], description: 'Which stream of taskId (default stdout).' },
         offset: { type: 'integer', minimum: 0, description: 'First character (default 0).' },
         limit: { type: 'integer', minimum: 1, maximum: 200000, description: 'Characters to read (default 50000).' },
         tail: { type: 'integer', minimum: 0, maximum: 200000, description: 'Read the last this many characters instead of from offset.' },
         grep: { type: 'string', minLength: 1, description: 'Return the lines holding this text (from offset, at most 100), not a page.' },
       },
-      required: ['taskId'],
+      required: [],
+      oneOf: [{ required: ['taskId'] }, { required: ['artifactId'], not: { required: ['stream'] } }],
       additionalProperties: false,
     },
     outputShape,
     async (params) => {
-      const stream = params.stream ?? 'stdout'
-      const offset = optionalNumber(params, 'offset', 'a character offset ≥ 0')
-      if (params.grep !== undefined && params.grep !== null) {
-        if (typeof params.grep !== 'string') throw coded(`grep must be a string: the text to look for (got ${shown(params.grep)})`)
-        return api.searchBackgroundCommandOutput(host, params.taskId, { pattern: params.grep, stream, from: offset })
+      const given = (k) => params[k] !== undefined && params[k] !== null
+      let taskId = params.taskId
+      let stream = params.stream ?? 'stdout'
+      // As the schema says: integers, offset ≥ 0, limit 1..200000 (the host
+      // API is more forgiving: it counts a negative offset as 0 and clamps limit).
+      const offset = optionalNumber(params, 'offset', 'a character offset (an integer ≥ 0)', (n) => Number.isInteger(n) && n >= 0)
+      const limit = optionalNumber(
+        params,
+        'limit',
+        'a number of characters (an integer from 1 to 200000)',
+        (n) => Number.isInteger(n) && n >= 1 && n <= 200000,
+      )
+      if (given('artifactId')) {
+        if (given('taskId')) throw coded('give taskId or artifactId, not both')
+        if (given('stream')) throw coded('stream goes with taskId; an artifactId names one stream already')
+        if (typeof params.artifactId !== 'string') throw coded(`artifactId must be a string (got ${shown(params.artifactId)})`)
+        if (!given('tail') && !given('grep')) return api.retrieveArtifactOf(host, params.artifactId, { offset, limit })
+        // tail and grep read the artifact's own log: this host's artifact
+        // only (the read refuses any other), then its command and stream.
+        await api.retrieveArtifactOf(host, params.artifactId, { offset: 0, limit: 1 })
+        const m = /^nlc-(.+)-(stdout|stderr)$/.exec(params.artifactId)
+        if (!m) throw coded(`artifact "${params.artifactId}" is not a command's output: page it with offset and limit`, 'NLC_UNKNOWN_ARTIFACT')
+        taskId = m[1]
+        stream = m[2]
+      } else if (!given('taskId')) {
+        throw coded('taskId or artifactId is required')
       }
-      const tail = optionalNumber(params, 'tail', 'a number of characters from the end, 0 to 200000')
-      const page = { stream, offset, limit: optionalNumber(params, 'limit', 'a number of characters from 1 to 200000') }
+      if (given('grep')) {
+        if (typeof params.grep !== 'string') throw coded(`grep must be a string: the text to look for (got ${shown(params.grep)})`)
+        return api.searchBackgroundCommandOutput(host, taskId, { pattern: params.grep, stream, from: offset })
+      }
+      const tail = optionalNumber(params, 'tail', 'a number of characters from the end (an integer from 0 to 200000)', (n) => Number.isInteger(n) && n >= 0 && n <= 200000)
+      const page = { stream, offset, limit }
       if (tail !== undefined) {
         delete page.offset
         page.tail = tail
         if (offset !== undefined) page.offset = offset
       }
-      return api.readBackgroundCommandOutput(host, params.taskId, page)
+      return api.readBackgroundCommandOutput(host, taskId, page)
     },
   )
 
@@ -364,7 +418,7 @@ function describeParam(v) {
 
 /**
  * The params a git tool knows, each read once, as JSON values (unknown keys
- * are ignored, as the engine ignores them). A value JSON cannot hold — an
+ * were refused before). A value JSON cannot hold — an
  * object or array (all git params are scalars; a cycle or deep nesting
  * included), a function, a symbol, a bigint, NaN or ±Infinity — is refused
  * here, naming the param and what it must be.
@@ -391,16 +445,32 @@ function createGitTools(host, api, gitToolArgs, sessionOf) {
     tools[name] = toolObject(
       name,
       `${spec.description} Values only, never flags: a ref or path starting with "-" is refused, and paths must stay inside the repository. ` +
-        'The preview is the start of the output; output is the banked ref with all of it.',
+        'git runs with a fixed read-only hardening prefix (no pager, colour, hooks, external diff or filter programs) that commandLine leaves out. ' +
+        'The preview is the start of the output; output is the banked ref with all of it (its readBackHint says how to page it).',
       { type: 'object', properties: spec.properties, required: spec.required, additionalProperties: false },
       spec.shape,
       bound(sessionOf, async (params, ctx) => {
         const args = gitToolArgs(name, jsonParams(name, spec.properties, params))
-        return api.runGitCommand(host, args, ctx?.sessionId)
+        // The model sees the command as a person would write it (commandLine).
+        // The exact argv with the hardening prefix stays readable by host code
+        // as a non-enumerable `command`, so JSON.stringify — what a host sends
+        // the model — leaves its ~40 entries out.
+        const { command, ...result } = await api.runGitCommand(host, args, ctx?.sessionId)
+        Object.defineProperty(result, 'command', { value: command, enumerable: false, writable: true, configurable: true })
+        return result
       }),
     )
   }
   return tools
 }
 
-module.exports = { createBackgroundCommandTools, createGitTools, toolObject, bound, taskIdSchema, shown }
+/** Whether a tool result is an in-band refusal (`{ isError: true, error, code }`). Never throws. */
+function isToolRefusal(r) {
+  try {
+    return isObject(r) && r.isError === true && typeof r.error === 'string' && typeof r.code === 'string'
+  } catch {
+    return false
+  }
+}
+
+module.exports = { createBackgroundCommandTools, createGitTools, isToolRefusal, toolObject, bound, taskIdSchema, shown }

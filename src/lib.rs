@@ -509,19 +509,21 @@ pub fn read_artifact<'e>(
     promise(env, blocking(move || bank::read_artifact(&id)))
 }
 
-/// One page of a built-in artifact (`window` is `{ offset?, limit? }`).
+/// One page of a built-in artifact (`window` is `{ offset?, limit? }`);
+/// with `host_id`, only of that host's commands (the `command_output` tool).
 #[napi(ts_return_type = "Promise<NativeArtifactPage>")]
 pub fn retrieve_artifact<'e>(
     env: &'e Env,
     artifact_id: Unknown,
     window: Unknown,
+    host_id: Option<u32>,
 ) -> napi::Result<PromiseRaw<'e, NativeArtifactPage>, Code> {
     let id = self::artifact_id(&artifact_id)?;
     let w = inputs::window_request(&window, "options").map_err(js_err)?;
     promise(
         env,
         blocking(move || {
-            bank::retrieve_artifact(&id, w).map(|p| NativeArtifactPage {
+            bank::retrieve_artifact(&id, w, host_id).map(|p| NativeArtifactPage {
                 artifact_id: id,
                 offset: p.offset as f64,
                 limit: p.limit as f64,

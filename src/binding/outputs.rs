@@ -229,6 +229,7 @@ pub struct NativeGitResult {
     pub output: NativeArtifactRef,
     pub read_back_hint: String,
     pub stderr_preview: Option<String>,
+    pub command_line: String,
 }
 
 impl From<GitResult> for NativeGitResult {
@@ -242,6 +243,7 @@ impl From<GitResult> for NativeGitResult {
             output: r.output.into(),
             read_back_hint: r.read_back_hint,
             stderr_preview: r.stderr_preview,
+            command_line: r.command_line,
         }
     }
 }

@@ -49,6 +49,10 @@ pub enum EngineError {
     /// Confinement was asked for and this kernel cannot enforce all of it;
     /// the text names what is missing.
     ConfinementUnavailable(String),
+    /// No native binary loads for this platform. The JS adapter raises it
+    /// (the engine is not loaded then); the kind exists so the code table is
+    /// one list.
+    NativeMissing(String),
 }
 
 impl EngineError {
@@ -73,6 +77,7 @@ impl EngineError {
             EngineError::LogsRemoved(_) => "NLC_LOGS_REMOVED",
             EngineError::LogReplaced(_) => "NLC_LOG_REPLACED",
             EngineError::Other(_) => "NLC_INTERNAL",
+            EngineError::NativeMissing(_) => "NLC_NATIVE_MISSING",
         }
     }
 }
@@ -91,7 +96,8 @@ impl fmt::Display for EngineError {
             | EngineError::NotRunning(m)
             | EngineError::LogsRemoved(m)
             | EngineError::LogReplaced(m)
-            | EngineError::Other(m) => f.write_str(m),
+            | EngineError::Other(m)
+            | EngineError::NativeMissing(m) => f.write_str(m),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
             ),
@@ -275,6 +281,7 @@ mod tests {
             EngineError::LogsRemoved(String::new()),
             EngineError::LogReplaced(String::new()),
             EngineError::Other(String::new()),
+            EngineError::NativeMissing(String::new()),
         ];
         let codes: std::collections::HashSet<&str> = kinds.iter().map(|k| k.code()).collect();
         assert_eq!(codes.len(), kinds.len());

@@ -876,7 +876,7 @@ mod tests {
         let m = refusal(GitTool::LsFiles, json!({"path": "/etc"}), &root);
         assert!(
             m.starts_with(
-                "git_ls_files: path \"/etc\" resolves to /etc, which is outside the permitted root"
+                "git_ls_files: path \"/etc\" resolves to \"/etc\", which is outside the permitted root"
             ),
             "{m}"
         );

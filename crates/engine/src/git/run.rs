@@ -209,6 +209,9 @@ pub fn settings(host: u32) -> EngineResult<GitSettings> {
 pub struct GitResult {
     /// The exact argv.
     pub command: Vec<String>,
+    /// The command as a person would write it: `git` and the tool's args,
+    /// without the fixed hardening prefix (`--no-pager` and the `-c` pairs).
+    pub command_line: String,
     /// Exit 0.
     pub ok: bool,
     /// Exit code.
@@ -351,6 +354,7 @@ pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
         .clone()
         .ok_or_else(|| EngineError::Other("a settled git run has no stdout ref".into()))?;
     Ok(GitResult {
+        command_line: command_line(&rec.argv),
         command: rec.argv.to_vec(),
         ok: st.exit_code == Some(0),
         exit_code: st.exit_code,
@@ -361,6 +365,40 @@ pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
         stderr_preview,
         task_id: task_id.to_string(),
     })
+}
+
+/// `git <args>` from a hardened argv: argv[0] becomes `git`, and
+/// `--no-pager`, every leading `-c key=value` pair and the pinned
+/// `--work-tree=<root>` are left out (no tool's args start with either: the
+/// first is always the subcommand). An argument
+/// that is not plain is single-quoted as a POSIX shell would need it.
+pub fn command_line(argv: &[String]) -> String {
+    let mut rest = argv.get(1..).unwrap_or_default();
+    if rest.first().map(String::as_str) == Some("--no-pager") {
+        rest = &rest[1..];
+    }
+    loop {
+        match rest.first().map(String::as_str) {
+            Some("-c") if rest.len() >= 2 => rest = &rest[2..],
+            Some(a) if a.starts_with("--work-tree=") => rest = &rest[1..],
+            _ => break,
+        }
+    }
+    let mut line = String::from("git");
+    for a in rest {
+        line.push(' ');
+        let plain = !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_=.,/:@%+^~".contains(c));
+        if plain {
+            line.push_str(a);
+        } else {
+            line.push('\'');
+            line.push_str(&a.replace('\'', "'\\''"));
+            line.push('\'');
+        }
+    }
+    line
 }
 
 /// Start git and wait for the result. Listing the configuration runs git,
@@ -425,5 +463,40 @@ mod tests {
         let err = resolve_executable("./git", None).unwrap_err().to_string();
         assert!(err.contains("relative path"), "{err}");
         assert_eq!(absolute_entries(":.:/usr/bin:bin:/bin:"), "/usr/bin:/bin");
+    }
+}
+
+#[cfg(test)]
+mod command_line_tests {
+    use super::command_line;
+
+    fn v(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_hardening_prefix_is_left_out_and_odd_arguments_are_quoted() {
+        let argv = v(&[
+            "/usr/bin/git",
+            "--no-pager",
+            "-c",
+            "color.ui=false",
+            "-c",
+            "core.fsmonitor=false",
+            "--work-tree=/srv/repo",
+            "-c",
+            "diff.tool=",
+            "log",
+            "--max-count=20",
+            "--oneline",
+            "--since=2 weeks ago",
+            "--",
+            "it's.txt",
+        ]);
+        assert_eq!(
+            command_line(&argv),
+            "git log --max-count=20 --oneline '--since=2 weeks ago' -- 'it'\\''s.txt'"
+        );
+        assert_eq!(command_line(&v(&["git"])), "git");
     }
 }

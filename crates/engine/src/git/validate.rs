@@ -205,12 +205,13 @@ pub fn resolve_repo_path(real_root: &Path, input: &str) -> Result<String, GitRef
     let relative = match resolved.strip_prefix(&root) {
         Ok(relative) => relative,
         Err(_) => {
+            // Quoted as the command tools quote a cwd and its root.
             return Err(GitRefusal(format!(
-                "path {} resolves to {}, which is outside the permitted root {}; {FIX}",
+                "path {} resolves to {:?}, which is outside the permitted root {:?}; {FIX}",
                 quote(input),
-                resolved.display(),
-                root.display()
-            )))
+                resolved,
+                root
+            )));
         }
     };
     if relative.as_os_str().is_empty() {
@@ -220,9 +221,9 @@ pub fn resolve_repo_path(real_root: &Path, input: &str) -> Result<String, GitRef
     match std::str::from_utf8(bytes.as_bytes()) {
         Ok(text) => Ok(text.to_string()),
         Err(_) => Err(GitRefusal(format!(
-            "path {} resolves to {}, which is not valid UTF-8; {FIX}",
+            "path {} resolves to {:?}, which is not valid UTF-8; {FIX}",
             quote(input),
-            resolved.display()
+            resolved
         ))),
     }
 }
@@ -404,7 +405,10 @@ mod tests {
             assert!(message.contains("src/lib.rs"), "names the fix: {message}");
         }
         let message = refused(resolve_repo_path(&root, "/etc/passwd"));
-        assert!(message.contains("resolves to /etc/passwd,"), "{message}");
+        assert!(
+            message.contains("resolves to \"/etc/passwd\","),
+            "{message}"
+        );
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     if let Some(r) = removed {
         return ArtifactRef {
             read_back_hint: format!(
-                "{}: readArtifact(\"{id}\") refuses with NLC_LOGS_REMOVED.",
+                "{}: command_output({{ artifactId: \"{id}\" }}) refuses with NLC_LOGS_REMOVED.",
                 rec.removal_message(&r)
             ),
             artifact_id: id,
@@ -96,7 +96,7 @@ pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     }
     ArtifactRef {
         read_back_hint: format!(
-            "The complete {} ({} bytes, {} characters) is banked: readArtifact(\"{id}\") returns it whole; retrieveArtifact(\"{id}\", {{ offset: 0, limit: 50000 }}) pages it.",
+            "The complete {} ({} bytes, {} characters) is banked: read it with command_output({{ artifactId: \"{id}\", offset: 0, limit: 50000 }}), then again from offset + limit while hasMore is true.",
             s.name(),
             log.bytes(),
             paging::total_units(log)
@@ -119,7 +119,7 @@ pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
         size_bytes: log.bytes() as f64,
         preview: preview(rec, s),
         read_back_hint: format!(
-            "The artifact could NOT be created: {why}. The complete {} is still in the log file {}; read it with readBackgroundCommandOutput(host, \"{}\", {{ stream: \"{}\", offset: 0 }}).",
+            "The artifact could NOT be created: {why}. The complete {} is still in the log file {}; read it with command_output({{ taskId: \"{}\", stream: \"{}\", offset: 0, limit: 50000 }}).",
             s.name(),
             rec.log_path(s).display(),
             rec.task_id(),
@@ -215,10 +215,12 @@ pub fn read_artifact(id: &str) -> EngineResult<String> {
     whole_text(&rec, s, &format!("artifact \"{id}\""))
 }
 
-/// One page of a built-in artifact.
-pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
-    let (rec, s) =
-        parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
+/// One page of a built-in artifact; with `host`, only of an artifact of that
+/// host's commands (what the `command_output` tool reads).
+pub fn retrieve_artifact(id: &str, w: Window, host: Option<u32>) -> EngineResult<Page> {
+    let (rec, s) = parse_artifact_id(id)
+        .filter(|(rec, _)| host.is_none_or(|h| rec.host == h))
+        .ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     rec.open_log(s)
         .and_then(|f| paging::read_page(rec.log(s), &f, w))
         .map_err(|e| {

@@ -1,0 +1,62 @@
+// Issue 18 item 6: every TypeScript and JavaScript code block of the README is
+// type-checked under --strict against the public types, so the README cannot
+// rot. A block preceded by `<!-- fragment -->` is wrapped in an async function
+// (for snippets that are not whole modules); every other block must compile
+// as a module on its own.
+import assert from 'node:assert/strict'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+
+import { compile, repo, strictProject } from './strict-project.ts'
+
+interface Block {
+  lang: 'ts' | 'js'
+  line: number
+  text: string
+  fragment: boolean
+}
+
+function blocks(markdown: string): Block[] {
+  const out: Block[] = []
+  const lines = markdown.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(ts|typescript|js|javascript)\s*$/.exec(lines[i]!)
+    if (!open) continue
+    const start = i
+    const body: string[] = []
+    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i]!)
+    const lang = open[1]!.startsWith('t') ? 'ts' : 'js'
+    out.push({ lang, line: start + 1, text: body.join('\n'), fragment: (lines[start - 1] ?? '').trim() === '<!-- fragment -->' })
+  }
+  return out
+}
+
+test('every TypeScript and JavaScript block of the README compiles under tsc --strict against the public types', async () => {
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8')
+  const found = blocks(readme)
+  assert.ok(found.filter((b) => b.lang === 'ts').length >= 2, 'the README has its TypeScript examples')
+  assert.ok(found.some((b) => b.lang === 'js' && b.text.includes("require('neurolink-commands')")), 'and a CommonJS one')
+  // Every fenced block is either checked here or not code of ours (sh).
+  for (const m of readme.matchAll(/^```(\S*)$/gm)) assert.ok(['ts', 'js', 'sh', ''].includes(m[1]!), `a ${m[1]} block`)
+  const files: Record<string, string> = {}
+  for (const b of found) {
+    const name = `readme-line-${b.line}.${b.lang === 'ts' ? 'mts' : 'cjs'}`
+    files[name] = b.fragment ? `export {}\nexport async function fragment(): Promise<void> {\n${b.text}\n}\n` : b.text + '\n'
+  }
+  const dir = strictProject(files, 'nlc-readme-')
+  try {
+    await compile(dir, true)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a README block that does not type-check fails the check (control)', async () => {
+  const dir = strictProject({ 'bad.mts': "import { startBackgroundCommand } from 'neurolink-commands'\nawait startBackgroundCommand({}, ['x'], {})\n" }, 'nlc-readme-bad-')
+  try {
+    await assert.rejects(compile(dir, true), /cwd/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
