@@ -220,7 +220,7 @@ pub fn retrieve_artifact(id: &str, w: Window) -> EngineResult<Page> {
     let (rec, s) =
         parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     rec.open_log(s)
-        .and_then(|f| paging::read_page(rec.log(s), &f, w))
+        .and_then(|f| paging::read_page(rec.log(s), &f, w, rec.log_key(s)))
         .map_err(|e| {
             super::commands::log_error(&e, || {
                 EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}"))
