@@ -145,12 +145,14 @@ function hostBanks(host) {
 }
 
 function updateKeepAlive() {
-  // Running commands keep the event loop alive, as child processes do.
-  if (live.size > 0 && keepAlive === null) {
-    keepAlive = setInterval(() => {}, 1 << 30)
-  } else if (live.size === 0 && keepAlive !== null) {
-    clearInterval(keepAlive)
-    keepAlive = null
+  // Running commands keep the event loop alive, as child processes do. One
+  // timer made once and only referenced or unreferenced after that: a
+  // sequence of short commands then creates and frees no timer each.
+  if (live.size > 0) {
+    if (keepAlive === null) keepAlive = setInterval(() => {}, 1 << 30)
+    else if (!keepAlive.hasRef()) keepAlive.ref()
+  } else if (keepAlive !== null && keepAlive.hasRef()) {
+    keepAlive.unref()
   }
 }
 

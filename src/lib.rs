@@ -342,23 +342,43 @@ pub fn terminate_all() {
     engine::jobs::retention::exit_cleanup();
 }
 
+/// A page read on libuv's thread pool: one hop there and one back to the JS
+/// thread (paging forward through a log is a loop of these).
+pub struct ReadPage {
+    rec: Arc<Record>,
+    stream: engine::capture::Stream,
+    window: engine::paging::Window,
+}
+
+impl napi::Task for ReadPage {
+    type Output = EngineResult<NativePage>;
+    type JsValue = NativePage;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let (rec, s) = (&self.rec, self.stream);
+        Ok(commands::read_record_output(rec, s, self.window)
+            .map(|p| NativePage::new(&rec.task_id(), s.name(), p)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativePage> {
+        output.map_err(|e| rejection(&env, js_err(e)))
+    }
+}
+
 /// One page of a stream (`page` is `{ stream, offset?, limit? }`).
 #[napi(ts_return_type = "Promise<NativePage>")]
-pub fn read_command_output<'e>(
-    env: &'e Env,
+pub fn read_command_output(
     host_id: u32,
     task_id: Unknown,
     page: Unknown,
-) -> napi::Result<PromiseRaw<'e, NativePage>, Code> {
+) -> napi::Result<napi::bindgen_prelude::AsyncTask<ReadPage>, Code> {
     let rec = task(host_id, &task_id)?;
-    let (s, w) = inputs::page_request(&page).map_err(js_err)?;
-    promise(
-        env,
-        blocking(move || {
-            commands::read_record_output(&rec, s, w)
-                .map(|p| NativePage::new(&rec.task_id(), s.name(), p))
-        }),
-    )
+    let (stream, window) = inputs::page_request(&page).map_err(js_err)?;
+    Ok(napi::bindgen_prelude::AsyncTask::new(ReadPage {
+        rec,
+        stream,
+        window,
+    }))
 }
 
 /// Counters of a host's session, chosen by the session rule: `session_id`

@@ -61,8 +61,11 @@ fn check_windows(file: &File, idx: &Utf16Index, finished: bool, want: &[u16], pa
     let page = page.max(len / 16);
     let mut got = Vec::with_capacity(want.len());
     let mut off = 0u64;
+    // Each page resumes where the one before ended, as paging does.
+    let mut resume = None;
     loop {
-        let w = text::read_window(file, idx, finished, off, page).unwrap();
+        let w = text::read_window(file, idx, finished, off, page, resume).unwrap();
+        resume = w.end;
         assert_eq!(w.total_units, len);
         let (a, b) = (off.min(len) as usize, (off + page).min(len) as usize);
         assert_eq!(w.content, want[a..b], "window {off}+{page} (finished {finished})");
@@ -76,10 +79,10 @@ fn check_windows(file: &File, idx: &Utf16Index, finished: bool, want: &[u16], pa
     // One window anywhere, including past the end.
     let o = at % (len + 3);
     let l = 1 + at % 200_000;
-    let w = text::read_window(file, idx, finished, o, l).unwrap();
+    let w = text::read_window(file, idx, finished, o, l, None).unwrap();
     let (a, b) = (o.min(len) as usize, o.saturating_add(l).min(len) as usize);
     assert_eq!(w.content, want[a..b]);
-    let w = text::read_window(file, idx, finished, u64::MAX, l).unwrap();
+    let w = text::read_window(file, idx, finished, u64::MAX, l, None).unwrap();
     assert!(w.content.is_empty());
 }
 

@@ -6,8 +6,57 @@ use engine::gitrun::{GitResult, GitSettings};
 use engine::paging::Page;
 use engine::record::{ArtifactRef, Status};
 use engine::registry::Counts;
-use napi::bindgen_prelude::Utf16String;
+use napi::bindgen_prelude::{ToNapiValue, TypeName, Utf16String};
+use napi::{sys, ValueType};
 use napi_derive::napi;
+
+/// Page text as JS receives it: a one-byte (Latin-1) string when every unit
+/// fits in a byte, which V8 stores and copies at half the size, else a
+/// two-byte string. Either way the same string, unit for unit.
+pub struct PageText(pub Vec<u16>);
+
+impl TypeName for PageText {
+    fn type_name() -> &'static str {
+        "String"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for PageText {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let units = val.0;
+        let mut out = std::ptr::null_mut();
+        let status = if units.iter().all(|&u| u < 0x100) {
+            let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+            // SAFETY: `bytes` is valid for `len` bytes for the duration of
+            // the call, which copies them; `out` is a valid place for the result.
+            unsafe {
+                sys::napi_create_string_latin1(
+                    env,
+                    bytes.as_ptr().cast(),
+                    bytes.len() as isize,
+                    &mut out,
+                )
+            }
+        } else {
+            // SAFETY: as above, for `units`.
+            unsafe {
+                sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut out)
+            }
+        };
+        if status == sys::Status::napi_ok {
+            Ok(out)
+        } else {
+            Err(napi::Error::new(
+                napi::Status::from(status),
+                "cannot create the page's string",
+            ))
+        }
+    }
+}
 
 /// A banked stream.
 #[napi(object)]
@@ -94,11 +143,12 @@ impl From<Handle> for NativeHandle {
 }
 
 /// A page of output (content may hold half a surrogate pair, as `slice` would).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativePage {
     pub task_id: String,
     pub stream: String,
-    pub content: Utf16String,
+    #[napi(ts_type = "string")]
+    pub content: PageText,
     pub offset: f64,
     pub limit: f64,
     pub total_size: f64,
@@ -111,7 +161,7 @@ impl NativePage {
         NativePage {
             task_id: task_id.to_string(),
             stream: stream.to_string(),
-            content: Utf16String::from(p.content),
+            content: PageText(p.content),
             offset: p.offset as f64,
             limit: p.limit as f64,
             total_size: p.total_size as f64,

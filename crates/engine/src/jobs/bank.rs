@@ -222,7 +222,7 @@ pub fn retrieve_artifact(id: &str, w: Window, host: Option<u32>) -> EngineResult
         .filter(|(rec, _)| host.is_none_or(|h| rec.host == h))
         .ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     rec.open_log(s)
-        .and_then(|f| paging::read_page(rec.log(s), &f, w))
+        .and_then(|f| paging::read_page(rec.log(s), &f, w, rec.log_key(s)))
         .map_err(|e| {
             super::commands::log_error(&e, || {
                 EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}"))

@@ -505,7 +505,7 @@ pub fn read_record_output(rec: &Record, stream: Stream, w: Window) -> EngineResu
     let path = rec.log_path(stream);
     let page = rec
         .open_log(stream)
-        .and_then(|f| paging::read_page(rec.log(stream), &f, w))
+        .and_then(|f| paging::read_page(rec.log(stream), &f, w, rec.log_key(stream)))
         .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     if settled {
         rec.look();
@@ -599,7 +599,7 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
     let path = rec.log_path(stream);
     let page = rec
         .open_log(stream)
-        .and_then(|f| paging::read_page(rec.log(stream), &f, w))
+        .and_then(|f| paging::read_page(rec.log(stream), &f, w, rec.log_key(stream)))
         .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     let got = page.content.len() as u64;
     {

@@ -303,6 +303,15 @@ impl Record {
         &self.streams[s as usize]
     }
 
+    /// A number naming one stream's log for the life of the process
+    /// (never 0).
+    pub fn log_key(&self, s: Stream) -> u64 {
+        self.seq
+            .wrapping_mul(2)
+            .wrapping_add(s as u64)
+            .wrapping_add(1)
+    }
+
     /// Its task id: `c<counter><12 hex>`.
     pub fn task_id(&self) -> String {
         ids::task_id(self.seq)
@@ -339,12 +348,12 @@ impl Record {
             self.idents[s as usize],
         );
         drop(live);
-        let f = f?;
+        let (f, len) = f?;
         // A file system may hand a new file the freed inode number within
         // the same clock tick (same birth time); the log's length, which the
         // runner knows exactly, tells such a file apart unless it also has
         // the very same length.
-        let (len, wrote) = (f.metadata()?.len(), self.log(s).bytes());
+        let wrote = self.log(s).bytes();
         if len < wrote || (settled && len != wrote) {
             return Err(LogGone::Replaced(format!(
                 "The log {} was replaced (it holds {len} bytes where the runner wrote {wrote}): it is not the file the runner created, so none of it is returned",

@@ -350,6 +350,10 @@ pub struct Excerpt {
     pub content: Vec<u16>,
     /// UTF-16 length of the whole decoded log the window was taken from.
     pub total_units: u64,
+    /// Where the window ended, as `(byte_offset, unit_offset)`, when that is
+    /// a place decoding may restart from (a character boundary, not inside a
+    /// surrogate pair): the next page of a reader going forward starts there.
+    pub end: Option<(u64, u64)>,
 }
 
 /// Fill `buf` from `file` at `offset`, failing with `UnexpectedEof` if the
@@ -360,9 +364,10 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
 
 /// Read units `[offset, offset + limit)` of the decoded log from `file`.
 ///
-/// Reads start at the checkpoint of `index` nearest before `offset` and go
-/// forward in 64 KiB positional reads, so the cost is bounded by the window
-/// plus one checkpoint interval, never by the file size.
+/// Reads start at the checkpoint of `index` nearest before `offset` (or at
+/// `resume`, an [`Excerpt::end`] of an earlier window of the same log, when
+/// that is nearer) and go forward in 64 KiB positional reads, so the cost is
+/// bounded by the window plus one checkpoint interval, never by the file size.
 ///
 /// With `finished` (no more bytes will come), the bytes up to
 /// `index.bytes_seen()` are decoded and a trailing incomplete sequence counts
@@ -381,6 +386,7 @@ pub fn read_window(
     finished: bool,
     offset: u64,
     limit: u64,
+    resume: Option<(u64, u64)>,
 ) -> io::Result<Excerpt> {
     let (end_byte, total_units) = if finished {
         (index.bytes_seen(), index.final_units())
@@ -392,13 +398,21 @@ pub fn read_window(
         return Ok(Excerpt {
             content: Vec::new(),
             total_units,
+            end: None,
         });
     }
-    let (mut pos, unit) = index.checkpoint_at_or_before(offset);
+    let (mut pos, mut unit) = index.checkpoint_at_or_before(offset);
+    if let Some((b, u)) = resume {
+        if u <= offset && u > unit && b <= end_byte {
+            (pos, unit) = (b, u);
+        }
+    }
     let mut out = ExcerptSink {
         unit,
         offset,
         stop,
+        byte: pos,
+        end: None,
         content: Vec::with_capacity((stop - offset) as usize),
     };
     let mut buf = vec![0u8; READ_CHUNK.min(end_byte - pos) as usize];
@@ -406,8 +420,20 @@ pub fn read_window(
     while pos < end_byte && out.unit < stop {
         let n = READ_CHUNK.min(end_byte - pos) as usize;
         read_exact_at(file, &mut buf[..n], pos)?;
+        let mut rest = &buf[..n];
+        if decoder.pending_len == 0 {
+            let (used, cut_short) = out.fast(rest, pos);
+            if cut_short && pos + (n as u64) < end_byte {
+                // A character runs past this read: the next read starts with it.
+                pos += used as u64;
+                continue;
+            }
+            rest = &rest[used..];
+        }
         pos += n as u64;
-        decoder.feed(&buf[..n], &mut |piece| out.emit(piece));
+        if out.unit < stop {
+            decoder.feed(rest, &mut |piece| out.emit(piece));
+        }
     }
     // Held-back bytes here are one U+FFFD either way: at the end of a
     // finished stream, or at the committed end, which the index only moves
@@ -416,18 +442,120 @@ pub fn read_window(
     Ok(Excerpt {
         content: out.content,
         total_units,
+        end: out.end,
     })
 }
 
-/// Collects the units `[offset, stop)` of a decoding that starts at `unit`.
+/// Collects the units `[offset, stop)` of a decoding that starts at `unit`
+/// (at byte `byte` of the log).
 struct ExcerptSink {
     unit: u64,
     offset: u64,
     stop: u64,
+    /// The log offset of the next byte to decode.
+    byte: u64,
+    /// Set once the window is full, when it ends at a restart point.
+    end: Option<(u64, u64)>,
     content: Vec<u16>,
 }
 
 impl ExcerptSink {
+    /// Decode the well-formed UTF-8 at the start of `input` (which sits at
+    /// log offset `at`, a restart point) straight into the window, until the
+    /// window is full or a byte is not part of a well-formed character.
+    /// Returns how many bytes were used and whether it stopped at a character
+    /// that `input` holds only the beginning of (which the caller reads
+    /// again with what follows, or hands to the full decoder at the end).
+    fn fast(&mut self, input: &[u8], at: u64) -> (usize, bool) {
+        const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+        let cont = |b: u8| is_continuation(b);
+        let n = input.len();
+        let mut i = 0usize;
+        let mut short = false;
+        while i < n && self.unit < self.stop {
+            let b = input[i];
+            if b < 0x80 {
+                if i + 16 <= n {
+                    let block: &[u8; 16] = input[i..i + 16].try_into().expect("16 bytes");
+                    if u128::from_ne_bytes(*block) & HIGH == 0 {
+                        if self.unit + 16 <= self.offset {
+                            self.unit += 16;
+                            i += 16;
+                            continue;
+                        }
+                        if self.unit >= self.offset && self.unit + 16 <= self.stop {
+                            self.content.extend(block.iter().map(|&c| u16::from(c)));
+                            self.unit += 16;
+                            i += 16;
+                            continue;
+                        }
+                    }
+                }
+                if self.unit >= self.offset {
+                    self.content.push(u16::from(b));
+                }
+                self.unit += 1;
+                i += 1;
+                continue;
+            }
+            // The length of the sequence `b` starts and the range its second
+            // byte must fall in (which rules out overlong forms, surrogates
+            // and code points past U+10FFFF).
+            let (len, lo, hi) = match b {
+                0xC2..=0xDF => (2, 0x80, 0xBF),
+                0xE0 => (3, 0xA0, 0xBF),
+                0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+                0xED => (3, 0x80, 0x9F),
+                0xF0 => (4, 0x90, 0xBF),
+                0xF1..=0xF3 => (4, 0x80, 0xBF),
+                0xF4 => (4, 0x80, 0x8F),
+                _ => break,
+            };
+            if i + len > n {
+                // Only a prefix is here; whether it is well formed is known
+                // once the rest is read.
+                short = true;
+                break;
+            }
+            let b1 = input[i + 1];
+            if !(lo..=hi).contains(&b1) || !input[i + 2..i + len].iter().all(|&c| cont(c)) {
+                break;
+            }
+            let units: [u16; 2];
+            let count = match len {
+                2 => {
+                    units = [(u16::from(b & 0x1F) << 6) | u16::from(b1 & 0x3F), 0];
+                    1
+                }
+                3 => {
+                    units = [
+                        (u16::from(b & 0x0F) << 12)
+                            | (u16::from(b1 & 0x3F) << 6)
+                            | u16::from(input[i + 2] & 0x3F),
+                        0,
+                    ];
+                    1
+                }
+                _ => {
+                    units = surrogates(astral(&input[i..]));
+                    2
+                }
+            };
+            for &u in &units[..count] {
+                if self.unit >= self.offset && self.unit < self.stop {
+                    self.content.push(u);
+                }
+                self.unit += 1;
+            }
+            i += len;
+        }
+        self.byte = at + i as u64;
+        if self.unit == self.stop && self.end.is_none() {
+            self.end = Some((self.byte, self.unit));
+        }
+        (i, short)
+    }
+
     /// Append the part of `piece` (which starts at unit `self.unit`) that
     /// falls in `[offset, stop)`, and advance past it.
     #[inline]
@@ -437,25 +565,150 @@ impl ExcerptSink {
             return;
         }
         match piece {
-            Piece::Invalid(_) => {
+            Piece::Invalid(bad) => {
                 if unit >= offset {
                     self.content.push(REPLACEMENT_UNIT);
                 }
                 self.unit += 1;
+                self.byte += bad as u64;
+                if self.unit == stop {
+                    self.end = Some((self.byte, stop));
+                }
             }
             Piece::Text(bytes) => {
                 let n = utf16_units(bytes);
                 if unit + n > offset {
                     let skip = offset.saturating_sub(unit);
                     let take = (stop - unit.max(offset)).min(n - skip);
-                    let text = std::str::from_utf8(bytes).expect("decoder pieces are valid UTF-8");
-                    self.content
-                        .extend(text.encode_utf16().skip(skip as usize).take(take as usize));
+                    let (used, clean) = push_units(&mut self.content, bytes, skip, take);
+                    if unit + skip + take == stop && clean {
+                        self.end = Some((self.byte + used as u64, stop));
+                    }
                 }
                 self.unit += n;
+                self.byte += bytes.len() as u64;
             }
         }
     }
+}
+
+/// The code point of the 4-byte character at the start of `b` (well-formed UTF-8).
+#[inline]
+fn astral(b: &[u8]) -> u32 {
+    (u32::from(b[0] & 0x07) << 18)
+        | (u32::from(b[1] & 0x3F) << 12)
+        | (u32::from(b[2] & 0x3F) << 6)
+        | u32::from(b[3] & 0x3F)
+}
+
+/// The high and low surrogates of an astral code point.
+#[inline]
+fn surrogates(cp: u32) -> [u16; 2] {
+    let v = cp - 0x1_0000;
+    [0xD800 | (v >> 10) as u16, 0xDC00 | (v & 0x3FF) as u16]
+}
+
+/// Where unit `units` of the decoding of `valid` (well-formed UTF-8) falls:
+/// the byte offset of the character holding it (or `valid.len()` at the
+/// end), and whether it is the second unit of that character (the low half
+/// of a surrogate pair). Blocks of 64 bytes wholly before the unit are only
+/// counted, the one holding it is walked byte by byte.
+fn unit_to_byte(valid: &[u8], units: u64) -> (usize, bool) {
+    let mut seen = 0u64;
+    let mut at = 0usize;
+    for block in valid.chunks_exact(64) {
+        let n = utf16_units(block);
+        if seen + n > units {
+            break;
+        }
+        seen += n;
+        at += 64;
+    }
+    for (i, &b) in valid[at..].iter().enumerate() {
+        if is_continuation(b) {
+            continue;
+        }
+        if seen == units {
+            return (at + i, false);
+        }
+        let u = u64::from(units_of_byte(b));
+        if seen + u > units {
+            return (at + i, true);
+        }
+        seen += u;
+    }
+    (valid.len(), false)
+}
+
+/// Append units `[skip, skip + take)` of the decoding of `valid` (well-formed
+/// UTF-8, which must hold that many units) to `out`; a window edge inside a
+/// surrogate pair keeps the half that falls in it, as `slice` does. Returns
+/// the byte offset in `valid` where the units taken end, and whether that
+/// is a character boundary (false when the last unit is a high surrogate).
+fn push_units(out: &mut Vec<u16>, valid: &[u8], skip: u64, take: u64) -> (usize, bool) {
+    let (mut from, low_half) = unit_to_byte(valid, skip);
+    let mut take = take;
+    if low_half {
+        out.push(surrogates(astral(&valid[from..]))[1]);
+        from += 4;
+        take -= 1;
+    }
+    let rest = &valid[from..];
+    let (len, high_half) = unit_to_byte(rest, take);
+    push_utf16(out, &rest[..len]);
+    if high_half {
+        out.push(surrogates(astral(&rest[len..]))[0]);
+    }
+    (from + len, !high_half)
+}
+
+/// Append the UTF-16 encoding of `valid` (well-formed UTF-8) to `out`: runs
+/// of ASCII are widened 16 bytes at a time, other characters decoded one by
+/// one (no checks: the decoder has validated every byte).
+fn push_utf16(out: &mut Vec<u16>, valid: &[u8]) {
+    const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+    let start = out.len();
+    // Never more units than bytes.
+    out.resize(start + valid.len(), 0);
+    let dst = &mut out[start..];
+    let (mut i, mut j) = (0usize, 0usize);
+    let n = valid.len();
+    while i < n {
+        if i + 16 <= n {
+            let block: &[u8; 16] = valid[i..i + 16].try_into().expect("16 bytes");
+            if u128::from_ne_bytes(*block) & HIGH == 0 {
+                for (d, &b) in dst[j..j + 16].iter_mut().zip(block) {
+                    *d = u16::from(b);
+                }
+                i += 16;
+                j += 16;
+                continue;
+            }
+        }
+        let b = valid[i];
+        if b < 0x80 {
+            dst[j] = u16::from(b);
+            i += 1;
+            j += 1;
+        } else if b < 0xE0 {
+            dst[j] = (u16::from(b & 0x1F) << 6) | u16::from(valid[i + 1] & 0x3F);
+            i += 2;
+            j += 1;
+        } else if b < 0xF0 {
+            dst[j] = (u16::from(b & 0x0F) << 12)
+                | (u16::from(valid[i + 1] & 0x3F) << 6)
+                | u16::from(valid[i + 2] & 0x3F);
+            i += 3;
+            j += 1;
+        } else {
+            let [hi, lo] = surrogates(astral(&valid[i..]));
+            dst[j] = hi;
+            dst[j + 1] = lo;
+            i += 4;
+            j += 2;
+        }
+    }
+    out.truncate(start + j);
 }
 
 /// The whole decoded text of the first `len` bytes of `file`, decoded
@@ -620,10 +873,10 @@ mod tests {
         assert_eq!(idx.final_units(), whole.len() as u64);
 
         let file = temp_with(bytes);
-        let all = read_window(&file, idx, true, 0, u64::MAX).unwrap();
+        let all = read_window(&file, idx, true, 0, u64::MAX, None).unwrap();
         assert_eq!(all.content, whole);
         assert_eq!(all.total_units, whole.len() as u64);
-        let part = read_window(&file, idx, false, 0, u64::MAX).unwrap();
+        let part = read_window(&file, idx, false, 0, u64::MAX, None).unwrap();
         assert_eq!(part.content, committed);
         assert_eq!(part.total_units, committed.len() as u64);
         assert_eq!(
@@ -695,6 +948,84 @@ mod tests {
     }
 
     #[test]
+    fn pages_of_a_long_mixed_log_match_slice_across_reads() {
+        // Longer than several 64 KiB reads, with characters of every width
+        // (and a few ill-formed bytes) falling across read boundaries.
+        let mut bytes = Vec::new();
+        let mut i = 0usize;
+        while bytes.len() < 300_000 {
+            bytes.extend_from_slice(&b"plain ascii padding text 0123456789"[..(i * 7) % 33]);
+            bytes.extend_from_slice(
+                [
+                    "\u{e9}",
+                    "\u{65e5}\u{672c}",
+                    "\u{1F600}",
+                    "\u{3b1}\u{1F680}\n",
+                ][i % 4]
+                    .as_bytes(),
+            );
+            if i.is_multiple_of(997) {
+                bytes.extend_from_slice(&[0xF0, 0x9F, b'x', 0xC3]);
+            }
+            i += 1;
+        }
+        let whole = oracle(&bytes);
+        let file = temp_with(&bytes);
+        let mut idx = Utf16Index::new();
+        idx.push(&bytes);
+        for page in [50_000u64, 65_537, 777] {
+            let (mut off, mut resume, mut joined) = (0u64, None, Vec::new());
+            loop {
+                let w = read_window(&file, &idx, true, off, page, resume).unwrap();
+                let fresh = read_window(&file, &idx, true, off, page, None).unwrap();
+                assert_eq!(w.content, fresh.content, "page {page} at {off}");
+                if w.content.is_empty() {
+                    break;
+                }
+                off += w.content.len() as u64;
+                joined.extend_from_slice(&w.content);
+                resume = w.end;
+            }
+            assert_eq!(joined, whole, "page {page}");
+        }
+    }
+
+    #[test]
+    fn units_of_a_valid_run_match_slice_at_every_edge() {
+        // Long enough for whole 64-byte blocks and 16-byte ASCII runs, with
+        // every width of character, astral ones at block edges.
+        let mut text = String::new();
+        for i in 0..12 {
+            text.push_str(&"abcdefghijklmnopqrstu"[..i + 5]);
+            text.push_str(
+                [
+                    "\u{e9}",
+                    "\u{65e5}\u{672c}",
+                    "\u{1F600}",
+                    "\u{3b1}\u{1F680}",
+                ][i % 4],
+            );
+        }
+        let whole: Vec<u16> = text.encode_utf16().collect();
+        let bytes = text.as_bytes();
+        assert_eq!(utf16_units(bytes), whole.len() as u64);
+        let mut all = Vec::new();
+        push_utf16(&mut all, bytes);
+        assert_eq!(all, whole);
+        for skip in 0..whole.len() {
+            for take in 1..=(whole.len() - skip).min(90) {
+                let mut out = vec![7u16];
+                push_units(&mut out, bytes, skip as u64, take as u64);
+                assert_eq!(
+                    &out[1..],
+                    &whole[skip..skip + take],
+                    "skip {skip} take {take}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn emoji_split_at_every_position() {
         let text = "x\u{1F600}y\u{20ac}\u{e9}\u{1F680}z";
         let bytes = text.as_bytes();
@@ -724,7 +1055,7 @@ mod tests {
             let idx = index_of(bytes, every, &[]);
             for off in 0..=whole.len() + 2 {
                 for lim in 0..=whole.len() + 2 {
-                    let w = read_window(&file, &idx, true, off as u64, lim as u64).unwrap();
+                    let w = read_window(&file, &idx, true, off as u64, lim as u64, None).unwrap();
                     let lo = off.min(whole.len());
                     let hi = (off + lim).min(whole.len());
                     assert_eq!(w.content, &whole[lo..hi], "off {off} lim {lim}");
@@ -764,12 +1095,12 @@ mod tests {
         let bytes = b"abc";
         let idx = index_of(bytes, 1, &[]);
         let file = temp_with(bytes);
-        let w = read_window(&file, &idx, true, 3, 10).unwrap();
+        let w = read_window(&file, &idx, true, 3, 10, None).unwrap();
         assert!(w.content.is_empty());
         assert_eq!(w.total_units, 3);
-        let w = read_window(&file, &idx, true, u64::MAX, u64::MAX).unwrap();
+        let w = read_window(&file, &idx, true, u64::MAX, u64::MAX, None).unwrap();
         assert!(w.content.is_empty());
-        let w = read_window(&file, &idx, true, 1, 0).unwrap();
+        let w = read_window(&file, &idx, true, 1, 0, None).unwrap();
         assert!(w.content.is_empty());
     }
 
@@ -777,7 +1108,7 @@ mod tests {
     fn short_file_is_an_error() {
         let idx = index_of(b"abcdef", 2, &[]);
         let file = temp_with(b"abc");
-        let err = read_window(&file, &idx, true, 0, 10).unwrap_err();
+        let err = read_window(&file, &idx, true, 0, 10, None).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
         let err = read_all_lossy(&file, 6).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
@@ -885,30 +1216,41 @@ mod tests {
             }
 
             for &(off, lim) in &windows {
-                let w = read_window(&file, &idx, true, off, lim).unwrap();
+                let w = read_window(&file, &idx, true, off, lim, None).unwrap();
                 let lo = (off as usize).min(whole.len());
                 let hi = ((off + lim) as usize).min(whole.len());
                 prop_assert_eq!(&w.content[..], &whole[lo..hi]);
                 prop_assert_eq!(w.total_units, whole.len() as u64);
 
-                let w = read_window(&file, &idx, false, off, lim).unwrap();
+                let w = read_window(&file, &idx, false, off, lim, None).unwrap();
                 let lo = (off as usize).min(committed.len());
                 let hi = ((off + lim) as usize).min(committed.len());
                 prop_assert_eq!(&w.content[..], &committed[lo..hi]);
                 prop_assert_eq!(w.total_units, committed.len() as u64);
             }
 
-            let mut joined = Vec::new();
-            let mut off = 0;
-            loop {
-                let w = read_window(&file, &idx, true, off, page).unwrap();
-                if w.content.is_empty() {
-                    break;
+            // Page by page, each page resuming where the one before ended:
+            // every resume point is a place decoding restarts from.
+            for finished in [true, false] {
+                let text = if finished { &whole } else { &committed };
+                let mut joined = Vec::new();
+                let mut off = 0;
+                let mut resume = None;
+                loop {
+                    let w = read_window(&file, &idx, finished, off, page, resume).unwrap();
+                    if w.content.is_empty() {
+                        break;
+                    }
+                    if let Some((b, u)) = w.end {
+                        prop_assert_eq!(u, off + w.content.len() as u64);
+                        prop_assert_eq!(oracle(&bytes[..b as usize]).len() as u64, u);
+                    }
+                    off += w.content.len() as u64;
+                    joined.extend(w.content);
+                    resume = w.end;
                 }
-                off += w.content.len() as u64;
-                joined.extend(w.content);
+                prop_assert_eq!(&joined, text);
             }
-            prop_assert_eq!(joined, whole);
         }
 
         #[test]

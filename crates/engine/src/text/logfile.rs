@@ -279,11 +279,16 @@ pub fn ident_of(fd: impl AsFd) -> io::Result<Ident> {
 }
 
 fn identify(fd: impl AsFd) -> io::Result<(Ident, u64)> {
+    identify_sized(fd).map(|(id, ino, _)| (id, ino))
+}
+
+/// The identity of an open file, its inode number and its length, from one `statx`.
+fn identify_sized(fd: impl AsFd) -> io::Result<(Ident, u64, u64)> {
     match rfs::statx(
         &fd,
         "",
         rfs::AtFlags::EMPTY_PATH,
-        rfs::StatxFlags::INO | rfs::StatxFlags::BTIME,
+        rfs::StatxFlags::INO | rfs::StatxFlags::BTIME | rfs::StatxFlags::SIZE,
     ) {
         Ok(x) => {
             let dev = (u64::from(x.stx_dev_major) << 32) | u64::from(x.stx_dev_minor);
@@ -294,7 +299,7 @@ fn identify(fd: impl AsFd) -> io::Result<(Ident, u64)> {
             } else {
                 0
             };
-            Ok((mix(dev ^ mix(x.stx_ino ^ mix(born))), x.stx_ino))
+            Ok((mix(dev ^ mix(x.stx_ino ^ mix(born))), x.stx_ino, x.stx_size))
         }
         Err(e) => Err(e.into()),
     }
@@ -350,8 +355,46 @@ pub fn make_task_dir(base: &LogBase, name: &str, logs: [&str; 2]) -> Result<Made
 
 /// Open `<base>/<dir>/<file>` for reading, following no link on the way
 /// (`dir` and `file` are single components, each opened with `O_NOFOLLOW`
-/// relative to the one before), and only if it is the file with identity `want`.
-pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Result<File> {
+/// relative to the one before), and only if it is the file with identity
+/// `want`. Returns the file and its length.
+///
+/// The common case takes one `openat2` that refuses every symbolic link
+/// (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`) and one
+/// `statx`; whatever that open refuses is opened again step by step, so the
+/// refusal names what was found.
+pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Result<(File, u64)> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+    if !dir.contains('/') && !file.contains('/') {
+        let mut rel = String::with_capacity(dir.len() + 1 + file.len());
+        rel.push_str(dir);
+        rel.push('/');
+        rel.push_str(file);
+        if let Ok(f) = rfs::openat2(
+            &base.fd,
+            rel.as_str(),
+            flags,
+            Mode::empty(),
+            rfs::ResolveFlags::BENEATH
+                | rfs::ResolveFlags::NO_SYMLINKS
+                | rfs::ResolveFlags::NO_MAGICLINKS,
+        ) {
+            let (got, _, len) = identify_sized(f.as_fd())?;
+            if got == want {
+                return Ok((File::from(f), len));
+            }
+        }
+    }
+    open_log_stepwise(base, dir, file, want)
+}
+
+/// [`open_log`] one component at a time, each refusal spelled out.
+fn open_log_stepwise(
+    base: &LogBase,
+    dir: &str,
+    file: &str,
+    want: Ident,
+) -> io::Result<(File, u64)> {
     let shown = || base.path.join(dir).join(file);
     let replaced = |what: String| {
         LogGone::Replaced(format!(
@@ -384,13 +427,13 @@ pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Resul
         Err(rustix::io::Errno::LOOP) => return Err(replaced("it is now a symbolic link".into())),
         Err(e) => return Err(e.into()),
     };
-    let (got, ino) = identify(f.as_fd())?;
+    let (got, ino, len) = identify_sized(f.as_fd())?;
     if got != want {
         return Err(replaced(format!(
             "the file there (inode {ino}) is not the one the runner created, by device, inode and birth time"
         )));
     }
-    Ok(File::from(f))
+    Ok((File::from(f), len))
 }
 
 /// Remove `<base>/<dir>`: the given files and the marker, then the directory

@@ -2,6 +2,7 @@
 //! the shape shared by command output and the built-in bank.
 
 use std::fs::File;
+use std::sync::Mutex;
 
 use super::capture::StreamLog;
 use super::decode as text;
@@ -66,9 +67,38 @@ pub struct Page {
     pub has_more: bool,
 }
 
+/// Where the last pages read ended, by log: `(key, byte, unit)`, so that a
+/// reader going forward page by page starts decoding exactly where its
+/// previous page stopped instead of at the checkpoint before it. A handful
+/// of entries shared by the whole process (a reader of one log at a time is
+/// the common case), so a record keeps no extra bytes for it.
+static RESUME: Mutex<[(u64, u64, u64); 8]> = Mutex::new([(0, 0, 0); 8]);
+
+fn resume_point(key: u64, offset: u64) -> Option<(u64, u64)> {
+    let slots = RESUME.lock().unwrap();
+    slots
+        .iter()
+        .filter(|&&(k, _, u)| k == key && u <= offset)
+        .map(|&(_, b, u)| (b, u))
+        .max_by_key(|&(_, u)| u)
+}
+
+fn remember(key: u64, end: (u64, u64)) {
+    let mut slots = RESUME.lock().unwrap();
+    // Replace this log's entry if it has one, else the oldest (the last).
+    let i = slots
+        .iter()
+        .position(|&(k, _, _)| k == key)
+        .unwrap_or(slots.len() - 1);
+    slots[..=i].rotate_right(1);
+    slots[0] = (key, end.0, end.1);
+}
+
 /// Read a page of `log` from its opened `file` (blocking file I/O: run it
-/// off the JS thread).
-pub fn read_page(log: &StreamLog, file: &File, w: Window) -> std::io::Result<Page> {
+/// off the JS thread). `key` names the log for the whole life of the process
+/// (non-zero; see `Record::log_key`): a page that starts where an earlier
+/// page of the same log ended resumes decoding there.
+pub fn read_page(log: &StreamLog, file: &File, w: Window, key: u64) -> std::io::Result<Page> {
     let idx = log.index.lock().unwrap();
     let finished = log.is_finished();
     let offset = if w.from_end {
@@ -81,8 +111,18 @@ pub fn read_page(log: &StreamLog, file: &File, w: Window) -> std::io::Result<Pag
     } else {
         w.offset
     };
-    let win = text::read_window(file, &idx, finished, offset, w.limit)?;
+    let win = text::read_window(
+        file,
+        &idx,
+        finished,
+        offset,
+        w.limit,
+        resume_point(key, offset),
+    )?;
     drop(idx);
+    if let Some(end) = win.end {
+        remember(key, end);
+    }
     Ok(Page {
         content: win.content,
         offset,
