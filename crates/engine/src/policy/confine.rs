@@ -284,7 +284,7 @@ pub fn git_config_paths(env: Option<&[(String, String)]>) -> Vec<PathBuf> {
 }
 
 /// Device nodes a command needs (standard streams, terminals, randomness).
-const DEVICES: &[&str] = &[
+pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -294,6 +294,23 @@ const DEVICES: &[&str] = &[
     "/dev/ptmx",
     "/dev/pts",
 ];
+
+/// POSIX shared memory, writable to a command that may write anything.
+pub const SHM: &str = "/dev/shm";
+
+/// Whether `path` is one of the fixed system paths a plan names (`/`, the
+/// program and system trees, the device nodes, [`SHM`]): the spawn keeps
+/// their descriptors open for every later start.
+pub fn is_system_path(path: &Path) -> bool {
+    let Some(p) = path.to_str() else {
+        return false;
+    };
+    p == "/"
+        || p == SHM
+        || PROGRAM_TREES.contains(&p)
+        || SYSTEM_EXTRA_TREES.contains(&p)
+        || DEVICES.contains(&p)
+}
 
 /// Build the plan of `c` for a command in `cwd_root` running `exe_dirs`
 /// (argv[0]'s directory, and its real one), with its private temp directory
@@ -346,22 +363,20 @@ pub fn plan(
     // POSIX shared memory (python's multiprocessing, for one) lives here;
     // a command that may write nothing (the git toolset) gets none.
     if !c.write.is_empty() {
-        rules.push((PathBuf::from("/dev/shm"), Grant::Write));
+        rules.push((PathBuf::from(SHM), Grant::Write));
     }
     for w in &c.write {
         rules.push((w.clone(), Grant::Write));
     }
+    let mut private = None;
     match c.tmp {
-        Tmp::Private => {
-            if let Some(t) = private_tmp {
-                rules.push((t.to_path_buf(), Grant::Write));
-            }
-        }
+        Tmp::Private => private = private_tmp.map(Path::to_path_buf),
         Tmp::Shared => rules.push((shared_tmp.to_path_buf(), Grant::Write)),
         Tmp::None => {}
     }
     Plan {
         rules,
+        private_tmp: private,
         network: c.network,
     }
 }
