@@ -284,7 +284,7 @@ pub fn git_config_paths(env: Option<&[(String, String)]>) -> Vec<PathBuf> {
 }
 
 /// Device nodes a command needs (standard streams, terminals, randomness).
-pub const DEVICES: &[&str] = &[
+const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -298,20 +298,6 @@ pub const DEVICES: &[&str] = &[
 /// POSIX shared memory, writable to a command that may write anything.
 pub const SHM: &str = "/dev/shm";
 
-/// Whether `path` is one of the fixed system paths a plan names (`/`, the
-/// program and system trees, the device nodes, [`SHM`]): the spawn keeps
-/// their descriptors open for every later start.
-pub fn is_system_path(path: &Path) -> bool {
-    let Some(p) = path.to_str() else {
-        return false;
-    };
-    p == "/"
-        || p == SHM
-        || PROGRAM_TREES.contains(&p)
-        || SYSTEM_EXTRA_TREES.contains(&p)
-        || DEVICES.contains(&p)
-}
-
 /// Build the plan of `c` for a command in `cwd_root` running `exe_dirs`
 /// (argv[0]'s directory, and its real one), with its private temp directory
 /// `private_tmp` or the shared `shared_tmp`.
@@ -323,13 +309,15 @@ pub fn plan(
     shared_tmp: &Path,
 ) -> Plan {
     let mut rules: Vec<(PathBuf, Grant)> = Vec::new();
+    // The fixed system paths, whose descriptors the spawn keeps.
+    let mut system: Vec<(PathBuf, Grant)> = Vec::new();
     let read =
         |rules: &mut Vec<(PathBuf, Grant)>, p: &Path| rules.push((p.to_path_buf(), Grant::Read));
     match &c.read {
-        ReadSet::All => read(&mut rules, Path::new("/")),
+        ReadSet::All => read(&mut system, Path::new("/")),
         ReadSet::System => {
             for t in PROGRAM_TREES.iter().chain(SYSTEM_EXTRA_TREES) {
-                read(&mut rules, Path::new(t));
+                read(&mut system, Path::new(t));
             }
             read(&mut rules, cwd_root);
             // git refuses to run when it cannot read its own configuration.
@@ -339,13 +327,13 @@ pub fn plan(
         }
         ReadSet::Trees(list) => {
             for t in PROGRAM_TREES {
-                read(&mut rules, Path::new(t));
+                read(&mut system, Path::new(t));
             }
             // Landlock cannot name "the process's own /proc entries" before
             // the process exists; /proc stays readable, and the entries of
             // processes outside the command's domain stay protected by
             // Landlock's ptrace scoping.
-            read(&mut rules, Path::new("/proc"));
+            read(&mut system, Path::new("/proc"));
             for t in list {
                 read(&mut rules, t);
             }
@@ -358,12 +346,12 @@ pub fn plan(
         rules.push((f.clone(), Grant::Read));
     }
     for d in DEVICES {
-        rules.push((PathBuf::from(d), Grant::Device));
+        system.push((PathBuf::from(d), Grant::Device));
     }
     // POSIX shared memory (python's multiprocessing, for one) lives here;
     // a command that may write nothing (the git toolset) gets none.
     if !c.write.is_empty() {
-        rules.push((PathBuf::from(SHM), Grant::Write));
+        system.push((PathBuf::from(SHM), Grant::Write));
     }
     for w in &c.write {
         rules.push((w.clone(), Grant::Write));
@@ -375,6 +363,7 @@ pub fn plan(
         Tmp::None => {}
     }
     Plan {
+        system,
         rules,
         private_tmp: private,
         network: c.network,

@@ -115,8 +115,12 @@ pub enum Grant {
 /// The rules one confined start applies, resolved before the process exists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
-    /// Paths and how they are granted; a path missing when the ruleset is
-    /// built is not granted.
+    /// The fixed system paths (program and system trees, device nodes) and
+    /// how they are granted: opened the first time, kept for every later
+    /// start.
+    pub system: Vec<(PathBuf, Grant)>,
+    /// Other paths and how they are granted; a path missing when the
+    /// ruleset is built is not granted.
     pub rules: Vec<(PathBuf, Grant)>,
     /// The command's private temp directory (writable), opened afresh:
     /// unlike the other paths, its descriptor is not kept for later starts.
@@ -227,8 +231,8 @@ impl Job {
         };
         let r = imp::restrict_this_thread(&self.plan).and_then(|ruleset| {
             let spawned = super::spawn::spawn(&req);
-            // The ruleset's descriptor is closed only once the child runs:
-            // freeing a ruleset just before the spawn slowed the spawn.
+            // The ruleset's descriptor is closed after the spawn, not
+            // between restricting and spawning.
             drop(ruleset);
             spawned
         });
@@ -322,19 +326,22 @@ mod imp {
         .map_err(|e| io::Error::other(format!("the socket filter could not be built: {e}")))
     }
 
-    /// A path a rule names, opened once without following nothing more than
-    /// the path itself does (`O_PATH`), and what it was when opened.
+    /// A path a rule names, opened (`O_PATH`, following symlinks as a path
+    /// rule does), and the inode it found.
     struct Opened {
         fd: OwnedFd,
+        /// One of the plan's fixed system paths (never let go).
+        system: bool,
         is_dir: bool,
         dev: u64,
         ino: u64,
     }
 
-    fn open_rule_path(path: &Path) -> Option<Opened> {
+    fn open_rule_path(path: &Path, system: bool) -> Option<Opened> {
         let fd = rfs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()?;
         let st = rfs::fstat(&fd).ok()?;
         Some(Opened {
+            system,
             is_dir: FileType::from_raw_mode(st.st_mode) == FileType::Directory,
             dev: st.st_dev,
             ino: st.st_ino,
@@ -361,9 +368,10 @@ mod imp {
     /// replaced by a rename, is opened afresh; one gone is not granted).
     fn opened_rules(plan: &Plan) -> Vec<(Arc<Opened>, Grant)> {
         let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = Vec::with_capacity(plan.rules.len() + 1);
-        for (path, grant) in &plan.rules {
-            let system = crate::policy::confine::is_system_path(path);
+        let mut out = Vec::with_capacity(plan.system.len() + plan.rules.len());
+        let system_count = plan.system.len();
+        for (i, (path, grant)) in plan.system.iter().chain(&plan.rules).enumerate() {
+            let system = i < system_count;
             if system {
                 if let Some(found) = kept.get(path) {
                     if let Some(o) = found {
@@ -383,9 +391,9 @@ mod imp {
                     }
                 }
             }
-            let opened = open_rule_path(path).map(Arc::new);
+            let opened = open_rule_path(path, system).map(Arc::new);
             if kept.len() >= KEPT_PATHS {
-                kept.retain(|p, _| crate::policy::confine::is_system_path(p));
+                kept.retain(|_, o| o.as_ref().is_none_or(|o| o.system));
             }
             if system || opened.is_some() {
                 kept.insert(path.clone(), opened.clone());
@@ -436,7 +444,7 @@ mod imp {
         // The private temp directory: a fresh one per command, never kept.
         // A path missing now is not granted (Landlock rules name inodes).
         if let Some(tmp) = &plan.private_tmp {
-            if let Some(o) = open_rule_path(tmp) {
+            if let Some(o) = open_rule_path(tmp, false) {
                 created = created
                     .add_rule(PathBeneath::new(
                         o.fd.as_fd(),
