@@ -132,7 +132,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     let (logs_root, made) = make_logs(&ctx.tmpdir, &task_id)?;
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
-        Some(c) => prepare_confinement(c, &policy, &argv, opts.env, &ctx.tmpdir, &task_id)?,
+        Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir, &task_id)?,
     };
     let session = registry::choose_session(
         ctx.host,
@@ -208,22 +208,23 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
 }
 
 /// The confinement a start runs under (the options' narrowing the
-/// policy's), refused when this kernel cannot enforce all of it.
+/// policy's) and the real cwdRoot, refused when this kernel cannot enforce
+/// all of it.
 fn confinement_of(
     policy: &Policy,
     options: Option<&ConfinementInput>,
-) -> EngineResult<Option<Confinement>> {
+) -> EngineResult<Option<(Confinement, PathBuf)>> {
     if policy.confine.is_none() && options.is_none() {
         return Ok(None);
     }
     let root = cwd::real_root(&policy.cwd_root)?;
-    let c = confine::effective(policy.confine.as_ref(), options, &root)?;
-    if let Some(c) = &c {
-        if let Some(why) = crate::process::confine::missing(c.network) {
-            return Err(EngineError::ConfinementUnavailable(why));
-        }
+    let Some(c) = confine::effective(policy.confine.as_ref(), options, &root)? else {
+        return Ok(None);
+    };
+    if let Some(why) = crate::process::confine::missing(c.network) {
+        return Err(EngineError::ConfinementUnavailable(why));
     }
-    Ok(c)
+    Ok(Some((c, root)))
 }
 
 /// The environment, rules and private temp directory of a confined start.
@@ -235,13 +236,12 @@ type Prepared = (
 
 fn prepare_confinement(
     c: &Confinement,
-    policy: &Policy,
+    root: &Path,
     argv: &[String],
     env: Option<Vec<(String, String)>>,
     tmpdir: &Path,
     task_id: &str,
 ) -> EngineResult<Prepared> {
-    let root = cwd::real_root(&policy.cwd_root)?;
     let shared = std::fs::canonicalize(tmpdir).unwrap_or_else(|_| tmpdir.to_path_buf());
     let mut env = env;
     let mut tmp = None;
@@ -262,7 +262,7 @@ fn prepare_confinement(
         tmp = Some(t);
     }
     let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
-    let plan = confine::plan(c, &root, &exe, tmp.as_ref().map(|t| t.0.as_path()), &shared);
+    let plan = confine::plan(c, root, &exe, tmp.as_ref().map(|t| t.0.as_path()), &shared);
     Ok((env, Some(plan), tmp))
 }
 

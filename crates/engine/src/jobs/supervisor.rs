@@ -128,7 +128,11 @@ pub struct PrivateTmp(pub std::path::PathBuf);
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        // Most commands leave it empty, and one rmdir removes it; otherwise
+        // the whole tree goes.
+        if std::fs::remove_dir(&self.0).is_err() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 

@@ -143,7 +143,18 @@ fn begin(
         if start.byte >= end {
             return Ok(None);
         }
-        let r = matching::search_file(&file, start, end, true, pat, from, 1, TextCut::WAIT)?;
+        let checkpoint = |b: u64| log.index.lock().unwrap().checkpoint_at_or_before_byte(b);
+        let r = matching::search_file_indexed(
+            &file,
+            start,
+            end,
+            true,
+            pat,
+            from,
+            1,
+            TextCut::WAIT,
+            &checkpoint,
+        )?;
         Ok(r.matches.into_iter().next().map(|m| Hit {
             offset: m.match_offset,
             line: m.text,
@@ -267,7 +278,8 @@ pub fn search(
         let idx = log.index.lock().unwrap();
         (idx.bytes_seen(), log.is_finished())
     };
-    let r = matching::search_file(
+    let checkpoint = |b: u64| log.index.lock().unwrap().checkpoint_at_or_before_byte(b);
+    let r = matching::search_file_indexed(
         &file,
         ScanStart::ORIGIN,
         end,
@@ -276,6 +288,7 @@ pub fn search(
         from,
         max,
         TextCut::SEARCH,
+        &checkpoint,
     )
     .map_err(|e| io_error(rec, s, &e))?;
     if rec.is_settled() {

@@ -295,6 +295,9 @@ const DEVICES: &[&str] = &[
     "/dev/pts",
 ];
 
+/// POSIX shared memory, writable to a command that may write anything.
+pub const SHM: &str = "/dev/shm";
+
 /// Build the plan of `c` for a command in `cwd_root` running `exe_dirs`
 /// (argv[0]'s directory, and its real one), with its private temp directory
 /// `private_tmp` or the shared `shared_tmp`.
@@ -306,13 +309,15 @@ pub fn plan(
     shared_tmp: &Path,
 ) -> Plan {
     let mut rules: Vec<(PathBuf, Grant)> = Vec::new();
+    // The fixed system paths, whose descriptors the spawn keeps.
+    let mut system: Vec<(PathBuf, Grant)> = Vec::new();
     let read =
         |rules: &mut Vec<(PathBuf, Grant)>, p: &Path| rules.push((p.to_path_buf(), Grant::Read));
     match &c.read {
-        ReadSet::All => read(&mut rules, Path::new("/")),
+        ReadSet::All => read(&mut system, Path::new("/")),
         ReadSet::System => {
             for t in PROGRAM_TREES.iter().chain(SYSTEM_EXTRA_TREES) {
-                read(&mut rules, Path::new(t));
+                read(&mut system, Path::new(t));
             }
             read(&mut rules, cwd_root);
             // git refuses to run when it cannot read its own configuration.
@@ -322,13 +327,13 @@ pub fn plan(
         }
         ReadSet::Trees(list) => {
             for t in PROGRAM_TREES {
-                read(&mut rules, Path::new(t));
+                read(&mut system, Path::new(t));
             }
             // Landlock cannot name "the process's own /proc entries" before
             // the process exists; /proc stays readable, and the entries of
             // processes outside the command's domain stay protected by
             // Landlock's ptrace scoping.
-            read(&mut rules, Path::new("/proc"));
+            read(&mut system, Path::new("/proc"));
             for t in list {
                 read(&mut rules, t);
             }
@@ -341,27 +346,26 @@ pub fn plan(
         rules.push((f.clone(), Grant::Read));
     }
     for d in DEVICES {
-        rules.push((PathBuf::from(d), Grant::Device));
+        system.push((PathBuf::from(d), Grant::Device));
     }
     // POSIX shared memory (python's multiprocessing, for one) lives here;
     // a command that may write nothing (the git toolset) gets none.
     if !c.write.is_empty() {
-        rules.push((PathBuf::from("/dev/shm"), Grant::Write));
+        system.push((PathBuf::from(SHM), Grant::Write));
     }
     for w in &c.write {
         rules.push((w.clone(), Grant::Write));
     }
+    let mut private = None;
     match c.tmp {
-        Tmp::Private => {
-            if let Some(t) = private_tmp {
-                rules.push((t.to_path_buf(), Grant::Write));
-            }
-        }
+        Tmp::Private => private = private_tmp.map(Path::to_path_buf),
         Tmp::Shared => rules.push((shared_tmp.to_path_buf(), Grant::Write)),
         Tmp::None => {}
     }
     Plan {
+        system,
         rules,
+        private_tmp: private,
         network: c.network,
     }
 }

@@ -432,6 +432,9 @@ pub struct SearchResult {
 /// stream ended); otherwise they are left for a later search and
 /// `scanned_to` stops at their start. Memory is bounded by the read block
 /// and the longest line piece, whatever the file's size.
+///
+/// This counts UTF-16 units over the whole log; [`search_file_indexed`] does
+/// the same search counting them only near matches.
 #[allow(clippy::too_many_arguments)]
 pub fn search_file(
     file: &File,
@@ -443,55 +446,97 @@ pub fn search_file(
     max: usize,
     cut_to: TextCut,
 ) -> io::Result<SearchResult> {
+    search_file_indexed(file, start, end, complete, pat, from, max, cut_to, &|_| {
+        (0, 0)
+    })
+}
+
+/// [`search_file`] with the stream's UTF-16 index at hand: `checkpoint(b)`
+/// is the index's last `(byte, units)` checkpoint at or before byte `b`
+/// ([`Utf16Index::checkpoint_at_or_before_byte`](super::decode::Utf16Index::checkpoint_at_or_before_byte)).
+///
+/// The scan then costs what finding the pattern and counting line ends
+/// cost: UTF-16 units are counted only from the nearest known point (the
+/// last line counted, or a checkpoint, at most one checkpoint interval back)
+/// to a line that may hold a match, and to where the scan stops. Lines whose
+/// offset cannot reach `from` are not counted at all (a unit is never more
+/// than a byte).
+#[allow(clippy::too_many_arguments)]
+pub fn search_file_indexed(
+    file: &File,
+    start: ScanStart,
+    end: u64,
+    complete: bool,
+    pat: &Pattern,
+    from: u64,
+    max: usize,
+    cut_to: TextCut,
+    checkpoint: &dyn Fn(u64) -> (u64, u64),
+) -> io::Result<SearchResult> {
     let mut matches = Vec::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK.min((end - start.byte.min(end)) as usize) + 16);
-    // `buf` holds bytes [buf_byte, buf_byte + buf.len()) of the stream; it
-    // always begins at a line start, whose offset and number are `at`.
-    let mut at = start;
+    let total = end.saturating_sub(start.byte);
+    // `buf[..filled]` holds bytes [buf_byte, buf_byte + filled) of the
+    // stream; `buf_byte` is always a line start (or a piece boundary).
+    let mut buf: Vec<u8> = vec![0; BLOCK.min(total as usize)];
+    let mut filled = 0usize;
+    let mut buf_byte = start.byte;
     let mut read_pos = start.byte;
+    // The line number of the line starting at `buf_byte`.
+    let mut line_no = start.line;
+    // The last place whose UTF-16 offset is known: a decoder boundary.
+    let mut known = (start.byte, start.units);
     loop {
-        let want = BLOCK.min((end.saturating_sub(read_pos)) as usize);
-        let old = buf.len();
+        let want = BLOCK.min(end.saturating_sub(read_pos) as usize);
         if want > 0 {
-            buf.resize(old + want, 0);
-            file.read_exact_at(&mut buf[old..], read_pos)?;
+            if buf.len() < filled + want {
+                buf.resize(filled + want, 0);
+            }
+            file.read_exact_at(&mut buf[filled..filled + want], read_pos)?;
+            filled += want;
             read_pos += want as u64;
         }
         let at_end = read_pos >= end;
-        // The complete lines in `buf` (with `complete` at the end, all of it).
+        let data = &buf[..filled];
+        // The complete lines in `data` (with `complete` at the end, all of it).
         let region_len = if at_end && complete {
-            buf.len()
+            data.len()
         } else {
-            match memchr::memrchr(b'\n', &buf) {
+            match memchr::memrchr(b'\n', data) {
                 Some(i) => i + 1,
-                None if buf.len() > MAX_LINE_BYTES => piece_end(&buf, MAX_LINE_BYTES),
+                None if data.len() > MAX_LINE_BYTES => piece_end(data, MAX_LINE_BYTES),
                 None => 0,
             }
         };
-        let region = &buf[..region_len];
-        // Accounting: `at` describes `region[acct..]`.
-        let mut acct = 0usize;
+        let region = &data[..region_len];
+        // `counted_line` is the number of the line starting at `region[counted]`.
+        let mut counted = 0usize;
+        let mut counted_line = line_no;
         let mut pos = 0usize;
         while pos < region.len() {
             let Some(p) = pat.find_at(region, pos) else {
                 break;
             };
-            let ls = memchr::memrchr(b'\n', &region[acct..p]).map_or(acct, |i| acct + i + 1);
+            let ls =
+                memchr::memrchr(b'\n', &region[counted..p]).map_or(counted, |i| counted + i + 1);
             let le = memchr::memchr(b'\n', &region[p..]).map_or(region.len(), |i| p + i + 1);
-            // Count lines and units from the accounted point to this line's start.
-            let skipped = &region[acct..ls];
-            at.line += memchr::memchr_iter(b'\n', skipped).count() as u64;
-            at.units += lossy_units(skipped);
-            at.byte += skipped.len() as u64;
-            acct = ls;
+            counted_line += memchr::memchr_iter(b'\n', &region[counted..ls]).count() as u64;
+            counted = ls;
+            pos = le;
             let line_text = strip_ending(&region[ls..le]);
+            let ls_byte = buf_byte + ls as u64;
+            // No match in this line can start at `from` or later.
+            if known.1 + (ls_byte - known.0) + (line_text.len() as u64) < from {
+                continue;
+            }
+            let units = units_at(file, region, buf_byte, ls_byte, known, checkpoint(ls_byte))?;
+            known = (ls_byte, units);
             // The line itself decides: a region-wide match may cross a line end.
-            if let Some(m) = pat.first_in_line(line_text, at.units, from) {
+            if let Some(m) = pat.first_in_line(line_text, units, from) {
                 if matches.len() == max {
                     return Ok(SearchResult {
                         matches,
                         has_more: true,
-                        scanned_to: at.units,
+                        scanned_to: units,
                     });
                 }
                 let (mut t, cut) = cut_text(line_text, cut_to.units);
@@ -499,30 +544,56 @@ pub fn search_file(
                     t.push('…');
                 }
                 matches.push(LineMatch {
-                    line: at.line,
-                    offset: at.units,
+                    line: counted_line,
+                    offset: units,
                     text: t,
                     match_offset: m,
                 });
             }
-            pos = le;
         }
         // Lines are numbered by the line ends before them: a piece of an
         // over-long line and a final line without an end start no new number.
-        let rest = &region[acct..];
-        at.line += memchr::memchr_iter(b'\n', rest).count() as u64;
-        at.units += lossy_units(rest);
-        at.byte += rest.len() as u64;
-        buf.drain(..region_len);
+        line_no = counted_line + memchr::memchr_iter(b'\n', &region[counted..]).count() as u64;
         if at_end {
-            break;
+            let stop = buf_byte + region_len as u64;
+            let units = units_at(file, region, buf_byte, stop, known, checkpoint(stop))?;
+            return Ok(SearchResult {
+                matches,
+                has_more: false,
+                scanned_to: units,
+            });
         }
+        buf.copy_within(region_len..filled, 0);
+        filled -= region_len;
+        buf_byte += region_len as u64;
     }
-    Ok(SearchResult {
-        matches,
-        has_more: false,
-        scanned_to: at.units,
-    })
+}
+
+/// The UTF-16 offset of stream byte `b` (a decoder boundary inside or at the
+/// end of `region`, which holds the bytes from `region_byte`), counted from
+/// the later of `known` and the index's checkpoint `cp` (both at or before
+/// `b`); bytes before the region are read from `file` again.
+fn units_at(
+    file: &File,
+    region: &[u8],
+    region_byte: u64,
+    b: u64,
+    known: (u64, u64),
+    cp: (u64, u64),
+) -> io::Result<u64> {
+    let (from_byte, from_units) = if cp.0 > known.0 && cp.0 <= b {
+        cp
+    } else {
+        known
+    };
+    let end = (b - region_byte) as usize;
+    if from_byte >= region_byte {
+        let begin = (from_byte - region_byte) as usize;
+        return Ok(from_units + lossy_units(&region[begin..end]));
+    }
+    // The region starts at a line start or a piece boundary: both sides
+    // decode on their own.
+    Ok(from_units + units_between(file, from_byte, region_byte)? + lossy_units(&region[..end]))
 }
 
 /// Byte offset of the start of the line holding byte `pos` (the byte after

@@ -249,3 +249,74 @@ fn line_starts_and_units_from_the_file() {
     assert_eq!(line_start_before(&f, 2).unwrap(), 0);
     assert_eq!(units_between(&f, 0, 9).unwrap(), 7);
 }
+
+/// The same search with the stream's index at hand, checkpoints every
+/// `every` bytes.
+fn search_indexed(bytes: &[u8], pat: &Pattern, from: u64, max: usize, every: u64) -> SearchResult {
+    let f = file_with(bytes);
+    let mut idx = crate::text::decode::Utf16Index::with_checkpoint_every(every);
+    // Fed in uneven chunks, as the capture path would.
+    for c in bytes.chunks(4093) {
+        idx.push(c);
+    }
+    search_file_indexed(
+        &f,
+        ScanStart::ORIGIN,
+        bytes.len() as u64,
+        true,
+        pat,
+        from,
+        max,
+        TextCut::SEARCH,
+        &|b| idx.checkpoint_at_or_before_byte(b),
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_indexed_search_counts_only_near_matches_and_agrees_exactly() {
+    let mut text = String::new();
+    for i in 0..4000 {
+        let pad = "\u{1F642}\u{e9}".repeat(i % 4);
+        let mark = if i % 97 == 0 { "FAIL" } else { "ok" };
+        text.push_str(&format!("{pad} {i} {mark}\r\n"));
+        if i % 1500 == 0 {
+            text.push_str(&"\u{20ac}".repeat(MAX_LINE_BYTES / 2));
+            text.push('\n');
+        }
+    }
+    let mut bytes = text.into_bytes();
+    bytes.extend_from_slice(b"\xFF FAIL\xE2\x82\nno end \xF0\x9F");
+    for (needle, regex) in [
+        ("FAIL", false),
+        ("F[A]IL", true),
+        ("no such text", false),
+        ("end", false),
+    ] {
+        let pat = Pattern::new(needle, regex).unwrap();
+        for from in [0u64, 1, 5000, 300_000, u64::MAX / 2] {
+            let plain = search_all(&bytes, &pat, from, 10_000);
+            for every in [1u64, 7, 4096, 64 * 1024] {
+                let got = search_indexed(&bytes, &pat, from, 10_000, every);
+                assert_eq!(got, plain, "{needle} from {from} every {every}");
+            }
+            let small = search_all(&bytes, &pat, from, 3);
+            assert_eq!(search_indexed(&bytes, &pat, from, 3, 4096), small);
+        }
+    }
+    let pat = Pattern::new("FAIL", false).unwrap();
+    let want = oracle(&bytes, "FAIL", 0);
+    let got: Vec<_> = search_indexed(&bytes, &pat, 0, 10_000, 4096)
+        .matches
+        .iter()
+        .map(|m| (m.line, m.offset, m.match_offset))
+        .collect();
+    assert_eq!(got, want);
+    // No match at all: scannedTo is the whole stream's length in units.
+    let none = search_indexed(&bytes, &Pattern::new("absent", false).unwrap(), 0, 10, 4096);
+    assert!(none.matches.is_empty());
+    assert_eq!(
+        none.scanned_to,
+        String::from_utf8_lossy(&bytes).encode_utf16().count() as u64
+    );
+}
