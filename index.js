@@ -7,7 +7,7 @@
 // message to the Rust engine.
 
 const os = require('node:os')
-const native = require('./binding.js')
+const native = require('./lib/native.js').load()
 const { createBackgroundCommandTools, createGitTools } = require('./lib/tools.js')
 const { createExtraTools } = require('./lib/interactive.js')
 

@@ -1,9 +1,12 @@
 // The install check: pack the package and its platform package as napi-rs
 // publishes them, install both into a fresh TypeScript project with
 // `npm install --ignore-scripts` (offline: no registry, no Rust), type-check
-// host files against index.d.ts with `tsc --strict`, and run them.
+// host files against index.d.ts with `tsc --strict`, and run them. The
+// platform package is the one of the Node running this suite, so the platform
+// runner (`pnpm run test:platforms`) checks each Linux package on its own
+// platform; every package's manifest is checked everywhere.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { delimiter, join, resolve } from 'node:path'
 import { test } from 'node:test'
@@ -13,9 +16,36 @@ import { tempRoot } from './helpers.ts'
 
 const run = promisify(execFile)
 const repo = resolve(__dirname, '..')
-const PLATFORM = 'neurolink-commands-linux-x64-gnu'
-const BINARY = 'neurolink-commands.linux-x64-gnu.node'
+
+/** The napi-rs platform name of the running Node: `linux-arm64-musl`, `darwin-x64`, … */
+function runningPlatform(): string {
+  if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
+  // As npm decides: a glibc Node reports the glibc it runs on, a musl one does not.
+  const header = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header
+  return `linux-${process.arch}-${header.glibcVersionRuntime ? 'gnu' : 'musl'}`
+}
+
+const SUPPORTED: Record<string, { triple: string; os: string; cpu: string; libc?: string }> = {
+  'linux-x64-gnu': { triple: 'x86_64-unknown-linux-gnu', os: 'linux', cpu: 'x64', libc: 'glibc' },
+  'linux-arm64-gnu': { triple: 'aarch64-unknown-linux-gnu', os: 'linux', cpu: 'arm64', libc: 'glibc' },
+  'linux-x64-musl': { triple: 'x86_64-unknown-linux-musl', os: 'linux', cpu: 'x64', libc: 'musl' },
+  'linux-arm64-musl': { triple: 'aarch64-unknown-linux-musl', os: 'linux', cpu: 'arm64', libc: 'musl' },
+  'darwin-x64': { triple: 'x86_64-apple-darwin', os: 'darwin', cpu: 'x64' },
+  'darwin-arm64': { triple: 'aarch64-apple-darwin', os: 'darwin', cpu: 'arm64' },
+}
+const HERE = runningPlatform()
+const PLATFORM = `neurolink-commands-${HERE}`
+const BINARY = `neurolink-commands.${HERE}.node`
 const TSC = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
+/**
+ * The Node that runs tsc: the type-check does not depend on the platform, and
+ * under qemu-user tsc alone takes many minutes, so the arm64 platform runs
+ * (scripts/platforms/test.sh) point this at the host's own Node. The host
+ * files still run on the Node under test.
+ */
+const TSC_NODE = process.env.NLC_TEST_HOST_NODE || process.execPath
+/** This machine's npm, run by the Node under test (see the install step). */
+const NPM_CLI = realpathSync(execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim())
 
 /** The environment of every npm call: no Rust on PATH, no npm settings inherited from pnpm or the user, no registry. */
 function cleanEnv(home: string): NodeJS.ProcessEnv {
@@ -35,7 +65,8 @@ function cleanEnv(home: string): NodeJS.ProcessEnv {
 
 async function sh(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 })
+    // Under qemu-user (the arm64 platform runs) tsc and npm take several times longer.
+    return await run(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: process.env.NLC_TEST_QEMU === '1' ? 600_000 : 120_000 })
   } catch (e) {
     const x = e as { stdout?: string; stderr?: string; message: string }
     throw new Error(`${file} ${args.join(' ')} failed in ${cwd}: ${x.message}\n--- stdout\n${x.stdout ?? ''}\n--- stderr\n${x.stderr ?? ''}`)
@@ -188,28 +219,33 @@ test('the packed package and its platform package install into a fresh TypeScrip
     mainTarball = again.tarball
   }
 
-  // 2. The platform package: npm/linux-x64-gnu plus the built binary, packed from a temporary copy.
+  // 2. The platform package: npm/<platform> plus the built binary, packed from a temporary copy.
+  const want = SUPPORTED[HERE]
+  assert.ok(want, `this suite runs on a supported platform, not ${HERE}`)
   const platDir = join(work, 'platform')
-  cpSync(join(repo, 'npm', 'linux-x64-gnu'), platDir, { recursive: true })
+  cpSync(join(repo, 'npm', HERE), platDir, { recursive: true })
   cpSync(built, join(platDir, BINARY))
   const platPkg = JSON.parse(readFileSync(join(platDir, 'package.json'), 'utf8')) as Record<string, unknown>
   assert.equal(platPkg.name, PLATFORM)
   assert.equal(platPkg.version, rootPkg.version)
-  assert.deepEqual(platPkg.os, ['linux'])
-  assert.deepEqual(platPkg.cpu, ['x64'])
-  assert.deepEqual(platPkg.libc, ['glibc'])
+  assert.deepEqual(platPkg.os, [want.os])
+  assert.deepEqual(platPkg.cpu, [want.cpu])
+  assert.deepEqual(platPkg.libc, want.libc ? [want.libc] : undefined)
   assert.equal(platPkg.main, BINARY)
   assert.deepEqual(platPkg.files, [BINARY])
   const plat = await pack(platDir, tarballs, env)
   assert.ok(plat.files.includes(BINARY) && plat.files.includes('package.json'), plat.files.join(', '))
 
   // 3. A fresh project; both tarballs in one offline install with an empty cache and no reachable registry.
+  // npm runs on the Node under test (an emulated arm64 or a musl Node too), so
+  // it sees the platform it installs for; the flags say the same explicitly.
+  const platformFlags = [`--os=${want.os}`, `--cpu=${want.cpu}`, ...(want.libc ? [`--libc=${want.libc}`] : [])]
   const proj = join(work, 'host-project')
   mkdirSync(proj)
   writeFileSync(join(proj, 'package.json'), JSON.stringify({ name: 'nlc-install-check', version: '1.0.0', private: true }, null, 2))
   await sh(
-    'npm',
-    ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--offline', '--cache', join(work, 'npm-cache'), mainTarball, plat.tarball],
+    process.execPath,
+    [NPM_CLI, 'install', ...platformFlags, '--ignore-scripts', '--no-audit', '--no-fund', '--offline', '--cache', join(work, 'npm-cache'), mainTarball, plat.tarball],
     proj,
     env,
   )
@@ -245,7 +281,7 @@ test('the packed package and its platform package install into a fresh TypeScrip
       files: ['host.ts', 'host-esm.mts'],
     }),
   )
-  const tsc = await sh(process.execPath, [TSC, '-p', 'tsconfig.json', '--strict', '--listFiles'], proj, env)
+  const tsc = await sh(TSC_NODE, [TSC, '-p', 'tsconfig.json', '--strict', '--listFiles'], proj, env)
   const declarations = realpathSync(join(installed, 'neurolink-commands', 'index.d.ts'))
   assert.ok(tsc.stdout.split('\n').some((l) => l.trim() === declarations), `tsc checked against ${declarations}`)
 
@@ -267,4 +303,35 @@ test('the packed package and its platform package install into a fresh TypeScrip
   assert.equal(esm.stdout, 'exited 0 "hello from an ES module host\\n"\n')
 
   rmSync(work, { recursive: true, force: true })
+})
+
+test('every platform in napi.targets has its package under npm/ in the napi-rs layout', () => {
+  const rootPkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    version: string
+    license: string
+    engines: unknown
+    napi: { binaryName: string; targets: string[] }
+  }
+  assert.equal(rootPkg.napi.binaryName, 'neurolink-commands')
+  assert.deepEqual([...rootPkg.napi.targets].sort(), Object.values(SUPPORTED).map((p) => p.triple).sort())
+  assert.deepEqual(readdirSync(join(repo, 'npm')).sort(), Object.keys(SUPPORTED).sort())
+  for (const [name, want] of Object.entries(SUPPORTED)) {
+    const binary = `neurolink-commands.${name}.node`
+    const pkg = JSON.parse(readFileSync(join(repo, 'npm', name, 'package.json'), 'utf8')) as Record<string, unknown>
+    assert.deepEqual(
+      { name: pkg.name, version: pkg.version, os: pkg.os, cpu: pkg.cpu, libc: pkg.libc, main: pkg.main, files: pkg.files },
+      {
+        name: `neurolink-commands-${name}`,
+        version: rootPkg.version,
+        os: [want.os],
+        cpu: [want.cpu],
+        libc: want.libc ? [want.libc] : undefined,
+        main: binary,
+        files: [binary],
+      },
+      name,
+    )
+    assert.equal(pkg.license, rootPkg.license)
+    assert.deepEqual(pkg.engines, rootPkg.engines)
+  }
 })

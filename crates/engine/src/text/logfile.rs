@@ -242,12 +242,9 @@ pub fn own_marker() -> &'static str {
     &MARK
 }
 
-/// A process's start time (field 22 of `/proc/<pid>/stat`), if it exists.
+/// A process's start time (on Linux field 22 of its `/proc` stat), if it exists.
 pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields follow the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    crate::platform::start_time(pid)
 }
 
 /// Whether a marker name names a process that is still running.
@@ -279,25 +276,9 @@ pub fn ident_of(fd: impl AsFd) -> io::Result<Ident> {
 }
 
 fn identify(fd: impl AsFd) -> io::Result<(Ident, u64)> {
-    match rfs::statx(
-        &fd,
-        "",
-        rfs::AtFlags::EMPTY_PATH,
-        rfs::StatxFlags::INO | rfs::StatxFlags::BTIME,
-    ) {
-        Ok(x) => {
-            let dev = (u64::from(x.stx_dev_major) << 32) | u64::from(x.stx_dev_minor);
-            let born = if x.stx_mask & rfs::StatxFlags::BTIME.bits() != 0 {
-                (x.stx_btime.tv_sec as u64)
-                    .wrapping_mul(1_000_000_000)
-                    .wrapping_add(u64::from(x.stx_btime.tv_nsec))
-            } else {
-                0
-            };
-            Ok((mix(dev ^ mix(x.stx_ino ^ mix(born))), x.stx_ino))
-        }
-        Err(e) => Err(e.into()),
-    }
+    // statx on Linux, fstat's st_birthtime on macOS.
+    let (dev, ino, born) = crate::platform::file_id(fd)?;
+    Ok((mix(dev ^ mix(ino ^ mix(born))), ino))
 }
 
 /// A task directory made under `base`, with both logs created exclusively.
