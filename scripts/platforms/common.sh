@@ -2,8 +2,15 @@
 # cached, the targets, and the tool locations setup.sh prepares.
 # shellcheck shell=bash
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-# Downloads and unpacked tools live outside the repository.
-CACHE="${NLC_PLATFORMS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/neurolink-commands-platforms}"
+# Downloads and unpacked tools live outside the repository — as root (CI) in
+# /opt, like any Node installed there: the suites run these Nodes as the
+# second local user (nobody), who cannot enter /root, and under confinement,
+# whose default read set holds /opt but not $HOME.
+if [ "$(id -u)" = 0 ]; then
+  CACHE="${NLC_PLATFORMS_CACHE:-/opt/neurolink-commands-platforms}"
+else
+  CACHE="${NLC_PLATFORMS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/neurolink-commands-platforms}"
+fi
 VENV="$CACHE/venv"
 # qemu-user 10 from Debian 13 (setup.sh), a static binary.
 QEMU_AARCH64="$CACHE/qemu/usr/bin/qemu-aarch64"
