@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 
-import { hostWith, logPath, nc, NODE, settle, tempRoot, WAIT_SCALE, waitFor } from './helpers.ts'
+import { hostWith, nc, NODE, settle, tempRoot, WAIT_SCALE, waitFor } from './helpers.ts'
 
 const SH = '/bin/sh'
 const api = nc as any
@@ -246,12 +246,17 @@ function cut500(line: string) {
 
 test('tail and search on a 50 MiB log: exact, and the host grows by less than 20 MiB while searching', { timeout: 240_000 }, async (t) => {
   const root = tempRoot('nlc-waits-big-')
+  // The child's logs go under its own TMPDIR: once it has exited they are an
+  // ended process's, which any other process's start-up prune of the shared
+  // os.tmpdir() may remove before they are read here (a window that qemu-user's
+  // slowness widens to minutes).
   const out = execFileSync(NODE, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'search-host.js'), root, join(import.meta.dirname, 'fixtures', 'big-log.js')], {
     maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, TMPDIR: root },
   })
   const got = JSON.parse(out.toString())
   assert.equal(got.state, 'exited')
-  const file = readFileSync(logPath(got.taskId, 'stdout'))
+  const file = readFileSync(join(root, 'neurolink-commands', got.taskId, 'stdout.log'))
   assert.equal(got.bytes, file.length)
   assert.ok(file.length >= 50 * 1024 * 1024)
   const text = file.toString('utf8')
