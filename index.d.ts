@@ -386,6 +386,7 @@ export interface ToolRefusal {
  * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
  * - `NLC_NATIVE_MISSING`: no native binary loads on this platform (thrown by `require`/`import`); the message names the platform and the package that provides it.
+ * - `NLC_UNSUPPORTED_PLATFORM`: this version ships no package for this platform (thrown by `require`/`import`); the message names the supported ones.
  */
 export type BackgroundCommandErrorCode =
   | 'NLC_NO_POLICY'
@@ -406,6 +407,7 @@ export type BackgroundCommandErrorCode =
   | 'NLC_LOGS_REMOVED'
   | 'NLC_LOG_REPLACED'
   | 'NLC_NATIVE_MISSING'
+  | 'NLC_UNSUPPORTED_PLATFORM'
 
 /** What every Error of the API is: an `Error` (a `TypeError` for a host that is not an object) with its `code`. */
 export interface BackgroundCommandError extends Error {

@@ -317,7 +317,7 @@ test('the codes produced are the declared ones, distinct per kind', () => {
   const declared = declaredCodes()
   assert.equal(new Set(declared).size, declared.length, 'no code declared twice')
   for (const r of rows) assert.ok(declared.includes(r.code), `${r.code} is declared`)
-  for (const c of ['NLC_LOG_DIR', 'NLC_IO', 'NLC_HOST_EXITING', 'NLC_NATIVE_MISSING']) assert.ok(declared.includes(c), `${c} is declared`)
+  for (const c of ['NLC_LOG_DIR', 'NLC_IO', 'NLC_HOST_EXITING', 'NLC_NATIVE_MISSING', 'NLC_UNSUPPORTED_PLATFORM']) assert.ok(declared.includes(c), `${c} is declared`)
   // SPEC §7's list is declared in full.
   for (const c of [
     'NLC_NO_POLICY', 'NLC_INVALID_ARGUMENT', 'NLC_SHELL_SYNTAX', 'NLC_NOT_ALLOWED', 'NLC_OUTSIDE_ROOT', 'NLC_VETOED',

@@ -25,6 +25,10 @@ after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
 
 
 const SH = '/bin/sh'
+/** strerror(EMFILE) as the addon's libc spells it (musl words it differently from glibc). */
+const EMFILE = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime
+  ? 'Too many open files'
+  : 'No file descriptors available'
 const FIXTURE = join(__dirname, 'fixtures', 'fault-host.js')
 
 /** Mount a tmpfs of `size` at a fresh directory; unmounted (lazily, so a busy mount cannot stick) after the test. */
@@ -145,14 +149,14 @@ test('the file-descriptor limit is exhausted (ulimit -n 64): clear errors, no cr
   assert.equal(r.firstFailure.state, 'exited')
   assert.equal(r.firstFailure.exitCode, undefined)
   assert.equal(r.firstFailure.hasRefs, true)
-  assert.match(r.firstFailure.error, /could not be started: Too many open files\. The host process has run out of file descriptors .*ulimit -n/)
+  assert.match(r.firstFailure.error, new RegExp(`could not be started: ${EMFILE}\\. The host process has run out of file descriptors .*ulimit -n`))
   // With no descriptor left at all: a start is refused, a read fails, status and kill still answer.
   assert.ok(r.hogged >= 0)
   assert.equal(r.during.start.how, 'rejected')
-  assert.match(r.during.start.error, /^cwd "\." could not be opened: Too many open files\. The host process has run out of file descriptors/)
+  assert.match(r.during.start.error, new RegExp(`^cwd "\\." could not be opened: ${EMFILE}\\. The host process has run out of file descriptors`))
   assert.equal(r.during.status.state, 'running')
   assert.equal(r.during.read.ok, false)
-  assert.match(r.during.read.error, /^Cannot read the stdout log of "c\d+[0-9a-f]{12}" \(.*stdout\.log\): Too many open files\. The host process has run out of file descriptors/)
+  assert.match(r.during.read.error, new RegExp(`^Cannot read the stdout log of "c\\d+[0-9a-f]{12}" \\(.*stdout\\.log\\): ${EMFILE}\\. The host process has run out of file descriptors`))
   assert.deepEqual(r.during.kill, { state: 'killed', signal: 'SIGKILL', hasRefs: true })
   assert.equal(r.during.list, r.running + 1)
   // Once the descriptors are free: everything that ran settles, new commands work.

@@ -35,6 +35,7 @@ export async function waitFor<T>(
   ms = 10_000,
   what = 'condition',
 ): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
+  ms *= WAIT_SCALE
   const deadline = Date.now() + ms
   for (;;) {
     const v = await check()
@@ -93,6 +94,7 @@ export function logPath(taskId: string, stream: 'stdout' | 'stderr'): string {
 
 /** The settled status of a command; fails (never hangs) when it is still live after `ms`. */
 export async function settle(host: object, taskId: string, ms = 15_000): Promise<nc.BackgroundCommandStatus> {
+  ms *= WAIT_SCALE
   const st = await nc.awaitBackgroundCommand(host, taskId, { timeoutMs: ms })
   if (!SETTLED_STATES.includes(st.state)) {
     throw new Error(`command ${taskId} is still ${st.state} after ${ms}ms; tail: ${st.tailPreview}`)
@@ -183,3 +185,23 @@ export function ours(pid: number, mark: string): boolean {
     return false
   }
 }
+
+/**
+ * True in the arm64 gnu run of `pnpm run test:platforms`, which sets
+ * NLC_TEST_QEMU=1: under qemu-user glibc's posix_spawn cannot see an exec fail
+ * (qemu runs its vfork as a fork), so a command that cannot be executed (no
+ * such file, an argv over the kernel's limit) exits 127 with empty streams
+ * instead of settling "could not be started". musl reports exec errors through
+ * a pipe, which qemu does not affect, so musl runs keep the native assertion.
+ */
+export const EXEC_ERRORS_HIDDEN =
+  process.env.NLC_TEST_QEMU === '1' &&
+  Boolean((process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime)
+
+/**
+ * How much longer bounded waits (waitFor, settle) may take: under qemu-user
+ * (NLC_TEST_QEMU=1) every Node and every emulated child runs several times
+ * slower. Only the bound on waiting for something that must happen grows;
+ * no assertion about the outcome changes.
+ */
+export const WAIT_SCALE = process.env.NLC_TEST_QEMU === '1' ? 4 : 1

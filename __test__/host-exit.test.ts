@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 
-import { alive, marked, ours, procState, tempRoot, waitFor } from './helpers.ts'
+import { alive, marked, ours, procState, tempRoot, WAIT_SCALE, waitFor } from './helpers.ts'
 
 const FIXTURE = join(__dirname, 'fixtures', 'exit-host.js')
 
@@ -80,7 +80,8 @@ async function startHost(t: TestContext, mode: string, detached = false): Promis
       const line = out.split('\n').find((l) => l.startsWith('{'))
       return line ? (JSON.parse(line) as Ready) : null
     },
-    15_000,
+    // A host's start (a Node, the addon, three commands) takes seconds under qemu-user on a loaded machine.
+    60_000,
     'the host to start its commands',
   )
   return { child, mark, ready, ended, stderr: () => err, go: () => child.stdin!.write('go\n'), stdout: () => out }
@@ -126,8 +127,9 @@ async function assertNothingLeft(t: TestContext, run: Run, t0: number): Promise<
   }
   t.diagnostic(`leaders gone after ${leadersGone}ms, everything after ${allGone}ms`)
   // The SIGTERM-ignoring grandchild needs the watchdog's SIGKILL (2 s after
-  // the host died); nothing may take much longer than that.
-  assert.ok(allGone < 6_000, `the last process went after ${allGone}ms`)
+  // the host died); nothing may take much longer than that (under qemu-user,
+  // where every process runs several times slower, WAIT_SCALE times that).
+  assert.ok(allGone < 6_000 * WAIT_SCALE, `the last process went after ${allGone}ms`)
 }
 
 const endings = [

@@ -1,9 +1,12 @@
 // The install check: pack the package and its platform package as napi-rs
 // publishes them, install both into a fresh TypeScript project with
 // `npm install --ignore-scripts` (offline: no registry, no Rust), type-check
-// host files against index.d.ts with `tsc --strict`, and run them.
+// host files against index.d.ts with `tsc --strict`, and run them. The
+// platform package is the one of the Node running this suite, so the platform
+// runner (`pnpm run test:platforms`) checks each Linux package on its own
+// platform; every package's manifest is checked everywhere.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { basename, delimiter, join, resolve } from 'node:path'
 import { test } from 'node:test'
@@ -15,9 +18,36 @@ const { platformOfTriple } = require('../lib/load.js') as { platformOfTriple: (t
 
 const run = promisify(execFile)
 const repo = resolve(__dirname, '..')
-const PLATFORM = 'neurolink-commands-linux-x64-gnu'
-const BINARY = 'neurolink-commands.linux-x64-gnu.node'
+
+/** The napi-rs platform name of the running Node: `linux-arm64-musl`, `darwin-x64`, … */
+function runningPlatform(): string {
+  if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
+  // As npm decides: a glibc Node reports the glibc it runs on, a musl one does not.
+  const header = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header
+  return `linux-${process.arch}-${header.glibcVersionRuntime ? 'gnu' : 'musl'}`
+}
+
+const SUPPORTED: Record<string, { triple: string; os: string; cpu: string; libc?: string }> = {
+  'linux-x64-gnu': { triple: 'x86_64-unknown-linux-gnu', os: 'linux', cpu: 'x64', libc: 'glibc' },
+  'linux-arm64-gnu': { triple: 'aarch64-unknown-linux-gnu', os: 'linux', cpu: 'arm64', libc: 'glibc' },
+  'linux-x64-musl': { triple: 'x86_64-unknown-linux-musl', os: 'linux', cpu: 'x64', libc: 'musl' },
+  'linux-arm64-musl': { triple: 'aarch64-unknown-linux-musl', os: 'linux', cpu: 'arm64', libc: 'musl' },
+  'darwin-x64': { triple: 'x86_64-apple-darwin', os: 'darwin', cpu: 'x64' },
+  'darwin-arm64': { triple: 'aarch64-apple-darwin', os: 'darwin', cpu: 'arm64' },
+}
+const HERE = runningPlatform()
+const PLATFORM = `neurolink-commands-${HERE}`
+const BINARY = `neurolink-commands.${HERE}.node`
 const TSC = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
+/**
+ * The Node that runs tsc: the type-check does not depend on the platform, and
+ * under qemu-user tsc alone takes many minutes, so the arm64 platform runs
+ * (scripts/platforms/test.sh) point this at the host's own Node. The host
+ * files still run on the Node under test.
+ */
+const TSC_NODE = process.env.NLC_TEST_HOST_NODE || process.execPath
+/** This machine's npm, run by the Node under test (see the install step). */
+const NPM_CLI = realpathSync(execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim())
 
 /** The environment of every npm call: no Rust on PATH, no npm settings inherited from pnpm or the user, no registry. */
 function cleanEnv(home: string): NodeJS.ProcessEnv {
@@ -37,7 +67,8 @@ function cleanEnv(home: string): NodeJS.ProcessEnv {
 
 async function sh(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 })
+    // Under qemu-user (the arm64 platform runs) tsc and npm take several times longer.
+    return await run(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: process.env.NLC_TEST_QEMU === '1' ? 600_000 : 120_000 })
   } catch (e) {
     const x = e as { stdout?: string; stderr?: string; message: string }
     throw new Error(`${file} ${args.join(' ')} failed in ${cwd}: ${x.message}\n--- stdout\n${x.stdout ?? ''}\n--- stderr\n${x.stderr ?? ''}`)
@@ -170,7 +201,7 @@ test('pack:release packs the main package and its platform package; a user insta
   const lines = packed.stdout.trim().split('\n')
   const made = JSON.parse(lines[lines.length - 1]!) as { main: string; platforms: Record<string, string>; skipped: string[] }
   assert.equal(made.main, join(release, `neurolink-commands-${rootPkg.version}.tgz`))
-  assert.equal(made.platforms['linux-x64-gnu'], join(release, `${PLATFORM}-${rootPkg.version}.tgz`))
+  assert.equal(made.platforms[HERE], join(release, `${PLATFORM}-${rootPkg.version}.tgz`))
   assert.deepEqual(readdirSync(release).sort(), [basename(made.main), ...Object.values(made.platforms).map((t) => basename(t))].sort())
   // Every napi target is a platform package: packed when its binary exists, else reported.
   assert.equal(Object.keys(made.platforms).length + made.skipped.length, rootPkg.napi.targets.length)
@@ -183,17 +214,25 @@ test('pack:release packs the main package and its platform package; a user insta
     assert.ok(!f.endsWith('.node'), `no binary in the main package (it comes from ${PLATFORM}): ${f}`)
     assert.ok(!/^(src|crates|target|__test__|node_modules|scripts|mcp)\//.test(f) && f !== 'Cargo.toml', `no sources in the package: ${f}`)
   }
-  const platFiles = await listTarball(made.platforms['linux-x64-gnu']!, work, env)
+  const platFiles = await listTarball(made.platforms[HERE]!, work, env)
   assert.deepEqual(platFiles, ['README.md', BINARY, 'package.json'].sort())
 
   // 2. A fresh project; the user installs both tarballs from a local directory, as
-  // the README says, with no flags (an empty cache, no reachable registry).
+  // the README says (an empty cache, no reachable registry).
   const proj = join(work, 'host-project')
   mkdirSync(proj)
   writeFileSync(join(proj, 'package.json'), JSON.stringify({ name: 'nlc-install-check', version: '1.0.0', private: true }, null, 2))
   cpSync(made.main, join(proj, basename(made.main)))
-  cpSync(made.platforms['linux-x64-gnu']!, join(proj, basename(made.platforms['linux-x64-gnu']!)))
-  await sh('npm', ['install', `./${basename(made.main)}`, `./${basename(made.platforms['linux-x64-gnu']!)}`], proj, env)
+  cpSync(made.platforms[HERE]!, join(proj, basename(made.platforms[HERE]!)))
+  // npm runs on the Node under test (an emulated arm64 or a musl Node too), as
+  // on the user's machine, so it sees the platform it installs for. The one
+  // flag, --offline, is for this machine, not the user: the main manifest names
+  // all six platform packages as optional dependencies (as published), the
+  // five other ones are not published from here and there is no registry, so
+  // npm must not spend its retries looking for them; it skips them as
+  // unavailable optional dependencies, which is what it does on a user's
+  // machine for the packages of other platforms.
+  await sh(process.execPath, [NPM_CLI, 'install', '--offline', `./${basename(made.main)}`, `./${basename(made.platforms[HERE]!)}`], proj, env)
   const installed = join(proj, 'node_modules')
   const installedMain = JSON.parse(readFileSync(join(installed, 'neurolink-commands', 'package.json'), 'utf8')) as Record<string, unknown>
   assert.deepEqual(
@@ -230,7 +269,7 @@ test('pack:release packs the main package and its platform package; a user insta
       files: ['host.ts', 'host-esm.mts'],
     }),
   )
-  const tsc = await sh(process.execPath, [TSC, '-p', 'tsconfig.json', '--strict', '--listFiles'], proj, env)
+  const tsc = await sh(TSC_NODE, [TSC, '-p', 'tsconfig.json', '--strict', '--listFiles'], proj, env)
   const declarations = realpathSync(join(installed, 'neurolink-commands', 'index.d.ts'))
   assert.ok(tsc.stdout.split('\n').some((l) => l.trim() === declarations), `tsc checked against ${declarations}`)
 
@@ -259,7 +298,7 @@ test('pack:release packs the main package and its platform package; a user insta
   cpSync(made.main, join(bare, basename(made.main)))
   // (--omit=optional is how a user ends up without it; --offline keeps npm
   // from waiting on the unreachable registry for the omitted package's manifest.)
-  await sh('npm', ['install', '--offline', '--omit=optional', `./${basename(made.main)}`], bare, env)
+  await sh(process.execPath, [NPM_CLI, 'install', '--offline', '--omit=optional', `./${basename(made.main)}`], bare, env)
   assert.ok(!existsSync(join(bare, 'node_modules', PLATFORM)), 'no platform package installed')
   const probe = await sh(
     process.execPath,
@@ -269,11 +308,42 @@ test('pack:release packs the main package and its platform package; a user insta
   )
   const missing = JSON.parse(probe.stdout) as { code: string; message: string; platform: string; packageName: string }
   assert.equal(missing.code, 'NLC_NATIVE_MISSING')
-  assert.equal(missing.platform, 'linux-x64-gnu')
+  assert.equal(missing.platform, HERE)
   assert.equal(missing.packageName, PLATFORM)
-  assert.ok(missing.message.includes('(linux-x64-gnu)'), missing.message)
+  assert.ok(missing.message.includes(`(${HERE})`), missing.message)
   assert.ok(missing.message.includes(`npm install ${PLATFORM}@${rootPkg.version}`), missing.message)
   assert.ok(missing.message.includes(`./${PLATFORM}-${rootPkg.version}.tgz`), missing.message)
 
   rmSync(work, { recursive: true, force: true })
+})
+
+test('every platform in napi.targets has its package under npm/ in the napi-rs layout', () => {
+  const rootPkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    version: string
+    license: string
+    engines: unknown
+    napi: { binaryName: string; targets: string[] }
+  }
+  assert.equal(rootPkg.napi.binaryName, 'neurolink-commands')
+  assert.deepEqual([...rootPkg.napi.targets].sort(), Object.values(SUPPORTED).map((p) => p.triple).sort())
+  assert.deepEqual(readdirSync(join(repo, 'npm')).sort(), Object.keys(SUPPORTED).sort())
+  for (const [name, want] of Object.entries(SUPPORTED)) {
+    const binary = `neurolink-commands.${name}.node`
+    const pkg = JSON.parse(readFileSync(join(repo, 'npm', name, 'package.json'), 'utf8')) as Record<string, unknown>
+    assert.deepEqual(
+      { name: pkg.name, version: pkg.version, os: pkg.os, cpu: pkg.cpu, libc: pkg.libc, main: pkg.main, files: pkg.files },
+      {
+        name: `neurolink-commands-${name}`,
+        version: rootPkg.version,
+        os: [want.os],
+        cpu: [want.cpu],
+        libc: want.libc ? [want.libc] : undefined,
+        main: binary,
+        files: [binary],
+      },
+      name,
+    )
+    assert.equal(pkg.license, rootPkg.license)
+    assert.deepEqual(pkg.engines, rootPkg.engines)
+  }
 })

@@ -1,7 +1,9 @@
 'use strict'
-// Loading the native binary, and the error a user meets when none loads: it
-// names the platform, the package that should have provided the binary and
-// how to get it (code NLC_NATIVE_MISSING), instead of the loader's guess.
+// Loading the native binary, and the error a user meets when none loads,
+// instead of the loader's guess: on a platform this version ships a package
+// for, it names the platform, the package that should have provided the binary
+// and how to get it (code NLC_NATIVE_MISSING); on any other platform, it names
+// the supported ones (code NLC_UNSUPPORTED_PLATFORM).
 
 const PACKAGE = 'neurolink-commands'
 
@@ -46,7 +48,7 @@ function version() {
   }
 }
 
-/** Run `load` (the napi loader); when it throws, throw an Error with code NLC_NATIVE_MISSING that says what to do. */
+/** Run `load` (the napi loader); when it throws, throw an Error with code NLC_NATIVE_MISSING or NLC_UNSUPPORTED_PLATFORM that says what to do. */
 function loadNative(load) {
   try {
     return load()
@@ -55,14 +57,22 @@ function loadNative(load) {
     const wanted = `${PACKAGE}-${platform}`
     const v = version()
     const shipped = shippedPlatforms()
-    const supported = shipped.includes(platform)
-    const message = supported
-      ? `No native binary of ${PACKAGE} loads on this platform (${platform}): it comes from the package ${wanted}, ` +
-        `an optional dependency of ${PACKAGE}, which is missing or broken. Install it next to ${PACKAGE} ` +
-        `(npm install ${wanted}${v ? `@${v}` : ''}, or reinstall ${PACKAGE} without --omit=optional / --no-optional; from release tarballs install both: ` +
-        `npm install ./${PACKAGE}-${v ?? '<version>'}.tgz ./${wanted}-${v ?? '<version>'}.tgz).`
-      : `No native binary of ${PACKAGE} exists for this platform (${platform}): this version ships ${wanted.replace(platform, '<platform>')} ` +
-        `packages for ${shipped.length > 0 ? shipped.join(', ') : 'no platform'} only. Build it from source (cargo and pnpm run build in a clone of the repository) or use a supported platform.`
+    if (!shipped.includes(platform)) {
+      const e = new Error(
+        `${PACKAGE} has no native build for ${process.platform}-${process.arch}. ` +
+          `Prebuilt packages exist for ${shipped.length > 0 ? shipped.join(', ') : 'no platform'} (Windows is planned). ` +
+          'Run the host on one of those (e.g. in a Linux container), or build from source (cargo and pnpm run build in a clone of the repository).',
+      )
+      e.code = 'NLC_UNSUPPORTED_PLATFORM'
+      e.cause = cause
+      e.platform = platform
+      throw e
+    }
+    const message =
+      `No native binary of ${PACKAGE} loads on this platform (${platform}): it comes from the package ${wanted}, ` +
+      `an optional dependency of ${PACKAGE}, which is missing or broken. Install it next to ${PACKAGE} ` +
+      `(npm install ${wanted}${v ? `@${v}` : ''}, or reinstall ${PACKAGE} without --omit=optional / --no-optional; from release tarballs install both: ` +
+      `npm install ./${PACKAGE}-${v ?? '<version>'}.tgz ./${wanted}-${v ?? '<version>'}.tgz).`
     const e = new Error(`${message} The loader said: ${cause instanceof Error ? cause.message : String(cause)}`)
     e.code = 'NLC_NATIVE_MISSING'
     e.cause = cause
@@ -72,4 +82,4 @@ function loadNative(load) {
   }
 }
 
-module.exports = { loadNative, platformOfTriple, currentPlatform }
+module.exports = { loadNative, platformOfTriple, currentPlatform, shippedPlatforms }

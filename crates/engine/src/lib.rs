@@ -18,10 +18,11 @@
 //!     ├ process   spawn (after the transform hook), signals, watchdog: the OS only
 //!     ├ text      capture of pipes into logs, UTF-8 → UTF-16 decoding, paging
 //!     └ runtime, intern
+//! platform  what differs between Linux and macOS (below every layer)
 //! ```
 //!
 //! `errors` names the signals in a refusal, so it sits above `process`,
-//! which imports nothing from the crate. Inside `jobs` the arrows run one
+//! which imports nothing from the crate but `platform`. Inside `jobs` the arrows run one
 //! way too, but for one: the record holds the supervisor's mailbox, so it
 //! names [`jobs::supervisor::Control`].
 //!
@@ -38,6 +39,7 @@ pub mod errors;
 pub mod git;
 pub mod intern;
 pub mod jobs;
+mod platform;
 pub mod policy;
 pub mod process;
 pub mod runtime;

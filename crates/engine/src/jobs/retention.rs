@@ -418,7 +418,7 @@ pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
     if let Ok(b) = base_for(tmpdir, false) {
         bases.push(b);
     }
-    let mut seen: Vec<(u64, u64)> = Vec::new();
+    let mut seen = Vec::new();
     for b in bases {
         // The same directory may be held under two keys.
         let Ok(st) = rustix::fs::fstat(&b.fd) else {

@@ -5,7 +5,7 @@
 //! symlink between the check and the spawn cannot move the child elsewhere.
 
 use std::fs;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::errors::os_reason;
@@ -74,7 +74,7 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
             os_reason(&e)
         ))
     })?;
-    let real = fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|e| {
+    let real = crate::platform::fd_path(fd.as_fd()).map_err(|e| {
         EngineError::Sandbox(format!(
             "cannot read back where cwd {cwd:?} resolved: {}",
             os_reason(&e)
@@ -119,6 +119,8 @@ fn identity(fd: &OwnedFd) -> std::io::Result<(u64, u64)> {
 /// symlinks) beneath `root`, never leaving it: `openat2` with
 /// `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS`, or, on a
 /// kernel without `openat2`, one `openat(O_NOFOLLOW)` per component.
+/// (`openat2` is Linux's; macOS always walks the components.)
+#[cfg(target_os = "linux")]
 fn open_beneath(root: &OwnedFd, rel: &Path) -> std::io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags, ResolveFlags};
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -138,6 +140,11 @@ fn open_beneath(root: &OwnedFd, rel: &Path) -> std::io::Result<OwnedFd> {
         Err(e) if e == rustix::io::Errno::NOSYS || e == rustix::io::Errno::PERM => {}
         Err(e) => return Err(e.into()),
     }
+    open_by_components(root, rel)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(root: &OwnedFd, rel: &Path) -> std::io::Result<OwnedFd> {
     open_by_components(root, rel)
 }
 
@@ -230,6 +237,7 @@ mod tests {
         assert!(open_by_components(&root, Path::new("../x")).is_err());
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn proc_path_enters_the_held_directory() {
         let d = tempfile::tempdir().unwrap();

@@ -79,6 +79,12 @@ pub fn support() -> Support {
 /// What this kernel lacks to enforce a confinement (with or without
 /// network), phrased for a refusal; `None` when it can enforce all of it.
 pub fn missing(network: bool) -> Option<String> {
+    if cfg!(not(target_os = "linux")) {
+        return Some(format!(
+            "kernel confinement (Landlock and seccomp) is available on Linux only, and this is {}",
+            std::env::consts::OS
+        ));
+    }
     let s = support();
     let mut lacks = Vec::new();
     if s.landlock_abi < NEEDED_ABI {
@@ -206,7 +212,9 @@ pub fn spawn(plan: &Plan, launch: super::transform::Request<'_>) -> std::io::Res
         .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
 }
 
-/// One confined spawn handed to the filtered spawner.
+/// One confined spawn handed to the filtered spawner (Linux only: elsewhere
+/// every confined start is refused before it gets here).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Job {
     plan: Plan,
     argv: Vec<String>,
@@ -217,6 +225,7 @@ struct Job {
     reply: std::sync::mpsc::SyncSender<std::io::Result<Spawned>>,
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Job {
     /// Run in a thread of the filtered spawner: Landlock, then spawn.
     fn run(self) {
@@ -645,6 +654,14 @@ mod imp {
     }
 
     pub fn hand_over(_job: Box<super::Job>) -> std::io::Result<()> {
+        Err(std::io::Error::other(
+            "kernel confinement is available on Linux only",
+        ))
+    }
+
+    /// Never reached: [`super::missing`] refuses every confined start first.
+    pub fn filtered_spawner(
+    ) -> std::io::Result<&'static std::sync::Mutex<std::sync::mpsc::Sender<super::Job>>> {
         Err(std::io::Error::other(
             "kernel confinement is available on Linux only",
         ))

@@ -22,6 +22,14 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::raw::c_char;
 
+/// `POSIX_SPAWN_SETSID` (the libc crate names it for Linux only; macOS
+/// ≥ 10.15 has the flag with this value). On macOS every descriptor not
+/// named by a file action is closed as well (`POSIX_SPAWN_CLOEXEC_DEFAULT`).
+#[cfg(target_os = "linux")]
+const SETSID: libc::c_short = libc::POSIX_SPAWN_SETSID as libc::c_short;
+#[cfg(target_os = "macos")]
+const SETSID: libc::c_short = 0x0400 | libc::POSIX_SPAWN_CLOEXEC_DEFAULT as libc::c_short;
+
 /// What one terminal start needs, already in C form.
 pub struct TerminalSpawn<'a> {
     /// The path to execute, or the bare name to look up in the host's PATH
@@ -53,7 +61,7 @@ fn pointers(strings: &[CString]) -> Vec<*mut c_char> {
 pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
     let argv = pointers(s.argv);
     let envp = pointers(s.envp);
-    let flags = (libc::POSIX_SPAWN_SETSID
+    let flags = (SETSID
         | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short
         | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short) as libc::c_short;
     let spawn_fn = if s.search {

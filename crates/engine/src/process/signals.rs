@@ -1,4 +1,5 @@
 //! Signal names as Node spells them, and sending signals to process groups.
+//! The table is the kernel's: Linux has SIGSTKFLT and SIGPWR, macOS SIGINFO.
 
 /// The signal names a caller may pass to a kill.
 pub const NAMES: &[&str] = &[
@@ -17,6 +18,7 @@ pub const NAMES: &[&str] = &[
     "SIGPIPE",
     "SIGALRM",
     "SIGTERM",
+    #[cfg(target_os = "linux")]
     "SIGSTKFLT",
     "SIGCHLD",
     "SIGCONT",
@@ -31,7 +33,10 @@ pub const NAMES: &[&str] = &[
     "SIGPROF",
     "SIGWINCH",
     "SIGIO",
+    #[cfg(target_os = "linux")]
     "SIGPWR",
+    #[cfg(target_os = "macos")]
+    "SIGINFO",
     "SIGSYS",
 ];
 
@@ -51,6 +56,7 @@ const NUMBERS: &[i32] = &[
     libc::SIGPIPE,
     libc::SIGALRM,
     libc::SIGTERM,
+    #[cfg(target_os = "linux")]
     libc::SIGSTKFLT,
     libc::SIGCHLD,
     libc::SIGCONT,
@@ -65,7 +71,10 @@ const NUMBERS: &[i32] = &[
     libc::SIGPROF,
     libc::SIGWINCH,
     libc::SIGIO,
+    #[cfg(target_os = "linux")]
     libc::SIGPWR,
+    #[cfg(target_os = "macos")]
+    libc::SIGINFO,
     libc::SIGSYS,
 ];
 

@@ -242,12 +242,9 @@ pub fn own_marker() -> &'static str {
     &MARK
 }
 
-/// A process's start time (field 22 of `/proc/<pid>/stat`), if it exists.
+/// A process's start time (on Linux field 22 of its `/proc` stat), if it exists.
 pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields follow the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    crate::platform::start_time(pid)
 }
 
 /// Whether a marker name names a process that is still running.
@@ -282,27 +279,11 @@ fn identify(fd: impl AsFd) -> io::Result<(Ident, u64)> {
     identify_sized(fd).map(|(id, ino, _)| (id, ino))
 }
 
-/// The identity of an open file, its inode number and its length, from one `statx`.
+/// The identity of an open file, its inode number and its length, from one
+/// call (statx on Linux, fstat's st_birthtime on macOS).
 fn identify_sized(fd: impl AsFd) -> io::Result<(Ident, u64, u64)> {
-    match rfs::statx(
-        &fd,
-        "",
-        rfs::AtFlags::EMPTY_PATH,
-        rfs::StatxFlags::INO | rfs::StatxFlags::BTIME | rfs::StatxFlags::SIZE,
-    ) {
-        Ok(x) => {
-            let dev = (u64::from(x.stx_dev_major) << 32) | u64::from(x.stx_dev_minor);
-            let born = if x.stx_mask & rfs::StatxFlags::BTIME.bits() != 0 {
-                (x.stx_btime.tv_sec as u64)
-                    .wrapping_mul(1_000_000_000)
-                    .wrapping_add(u64::from(x.stx_btime.tv_nsec))
-            } else {
-                0
-            };
-            Ok((mix(dev ^ mix(x.stx_ino ^ mix(born))), x.stx_ino, x.stx_size))
-        }
-        Err(e) => Err(e.into()),
-    }
+    let (dev, ino, born, size) = crate::platform::file_id(fd)?;
+    Ok((mix(dev ^ mix(ino ^ mix(born))), ino, size))
 }
 
 /// A task directory made under `base`, with both logs created exclusively.
@@ -363,9 +344,10 @@ pub fn make_task_dir(base: &LogBase, name: &str, logs: [&str; 2]) -> Result<Made
 /// `statx`; whatever that open refuses is opened again step by step, so the
 /// refusal names what was found.
 pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Result<(File, u64)> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+    #[cfg(target_os = "linux")]
     if !dir.contains('/') && !file.contains('/') {
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
         let mut rel = String::with_capacity(dir.len() + 1 + file.len());
         rel.push_str(dir);
         rel.push('/');
