@@ -187,10 +187,9 @@ pub fn spawn(plan: &Plan, launch: super::transform::Request<'_>) -> std::io::Res
             std::thread::Builder::new()
                 .name("nlc-confine".into())
                 .spawn_scoped(scope, || {
-                    let ruleset = imp::restrict_this_thread(plan)?;
-                    let spawned = super::spawn::spawn(&launch);
-                    drop(ruleset);
-                    spawned
+                    // The ruleset's descriptor is held until the spawn returns.
+                    let _ruleset = imp::restrict_this_thread(plan)?;
+                    super::spawn::spawn(&launch)
                 })?
                 .join()
                 .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
@@ -238,13 +237,10 @@ impl Job {
             confine: None,
             input: self.input,
         };
-        let r = imp::restrict_this_thread(&self.plan).and_then(|ruleset| {
-            let spawned = super::spawn::spawn(&req);
-            // The ruleset's descriptor is closed after the spawn, not
-            // between restricting and spawning.
-            drop(ruleset);
-            spawned
-        });
+        // The ruleset's descriptor (`_ruleset`) is closed after the spawn,
+        // not between restricting and spawning.
+        let r =
+            imp::restrict_this_thread(&self.plan).and_then(|_ruleset| super::spawn::spawn(&req));
         let _ = self.reply.send(r);
     }
 }
@@ -653,15 +649,10 @@ mod imp {
         ))
     }
 
-    pub fn hand_over(_job: Box<super::Job>) -> std::io::Result<()> {
-        Err(std::io::Error::other(
-            "kernel confinement is available on Linux only",
-        ))
-    }
-
     /// Never reached: [`super::missing`] refuses every confined start first.
-    pub fn filtered_spawner(
-    ) -> std::io::Result<&'static std::sync::Mutex<std::sync::mpsc::Sender<super::Job>>> {
+    /// (The job stays boxed: the signature is the Linux one.)
+    #[allow(clippy::boxed_local)]
+    pub fn hand_over(_job: Box<super::Job>) -> std::io::Result<()> {
         Err(std::io::Error::other(
             "kernel confinement is available on Linux only",
         ))
