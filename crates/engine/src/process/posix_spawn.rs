@@ -56,31 +56,64 @@ fn pointers(strings: &[CString]) -> Vec<*mut c_char> {
         .collect()
 }
 
-/// Start the command as the leader of a new session on the terminal; returns
-/// its pid (which is also its session and process group id).
-pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
-    let argv = pointers(s.argv);
-    let envp = pointers(s.envp);
-    let flags = (SETSID
-        | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short
-        | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short) as libc::c_short;
-    let spawn_fn = if s.search {
+/// One file action, applied in the child in order before the exec.
+pub enum FileAction<'a> {
+    /// Enter the directory open at this descriptor (`addfchdir_np`).
+    Fchdir(BorrowedFd<'a>),
+    /// Open `path` with `flags` as descriptor `fd`.
+    Open {
+        /// The descriptor number in the child.
+        fd: i32,
+        /// What to open.
+        path: &'a CStr,
+        /// `open(2)` flags.
+        flags: i32,
+    },
+    /// Copy descriptor `from` to `to`.
+    Dup2 {
+        /// A descriptor open in the parent (or made by an earlier action).
+        from: i32,
+        /// The descriptor number in the child.
+        to: i32,
+    },
+}
+
+/// posix_spawn (posix_spawnp with `search`) of `program` with `argv` and
+/// `envp`, every signal at its default action and none blocked, `flags`
+/// (`POSIX_SPAWN_*`; with `POSIX_SPAWN_SETPGROUP` the child leads a new
+/// process group) and `actions` in order; returns the child's pid. The one
+/// place the engine calls posix_spawn itself.
+fn spawn_with(
+    program: &CStr,
+    search: bool,
+    argv: &[CString],
+    envp: &[CString],
+    flags: libc::c_short,
+    actions: &[FileAction<'_>],
+) -> io::Result<i32> {
+    let argv = pointers(argv);
+    let envp = pointers(envp);
+    let spawn_fn = if search {
         libc::posix_spawnp
     } else {
         libc::posix_spawn
     };
+    let flags = flags
+        | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short
+        | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short;
     let mut pid: libc::pid_t = 0;
     // SAFETY: every pointer handed to libc points at memory that lives until
-    // the block ends: `attr`, `actions` and the signal sets are locals
+    // the block ends: `attr`, `file_actions` and the signal sets are locals
     // initialised by their `*_init` / `sig*set` call before any other use and
     // destroyed exactly once, after the spawn, whatever failed; `program`,
-    // `slave` and the strings behind `argv` / `envp` are borrowed `CStr`s
-    // (NUL-terminated) and both pointer arrays end with NULL; `dir` is an
-    // open descriptor borrowed for the call. posix_spawn copies what it
-    // needs before it returns, and the child runs no Rust code.
+    // the paths of `actions` and the strings behind `argv` / `envp` are
+    // borrowed `CStr`s (NUL-terminated) and both pointer arrays end with
+    // NULL; the descriptors of `actions` are open, borrowed for the call.
+    // posix_spawn copies what it needs before it returns, and the child runs
+    // no Rust code.
     let rc = unsafe {
         let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
-        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        let mut file_actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
         let mut no_signals: libc::sigset_t = std::mem::zeroed();
         let mut every_signal: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut no_signals);
@@ -89,7 +122,7 @@ pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
         libc::sigdelset(&mut every_signal, libc::SIGSTOP);
         let mut rc = libc::posix_spawnattr_init(&mut attr);
         if rc == 0 {
-            rc = libc::posix_spawn_file_actions_init(&mut actions);
+            rc = libc::posix_spawn_file_actions_init(&mut file_actions);
             if rc == 0 {
                 // Each step runs only while the previous ones succeeded.
                 macro_rules! step {
@@ -99,34 +132,44 @@ pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
                         }
                     };
                 }
-                step!(libc::posix_spawnattr_setflags(&mut attr, flags));
+                step!(libc::posix_spawnattr_setflags(&mut attr, flags as _));
+                step!(libc::posix_spawnattr_setpgroup(&mut attr, 0));
                 step!(libc::posix_spawnattr_setsigmask(&mut attr, &no_signals));
                 step!(libc::posix_spawnattr_setsigdefault(
                     &mut attr,
                     &every_signal
                 ));
-                step!(libc::posix_spawn_file_actions_addfchdir_np(
-                    &mut actions,
-                    s.dir.as_raw_fd()
-                ));
-                step!(libc::posix_spawn_file_actions_addopen(
-                    &mut actions,
-                    0,
-                    s.slave.as_ptr(),
-                    libc::O_RDWR,
-                    0
-                ));
-                step!(libc::posix_spawn_file_actions_adddup2(&mut actions, 0, 1));
-                step!(libc::posix_spawn_file_actions_adddup2(&mut actions, 0, 2));
+                for a in actions {
+                    match a {
+                        FileAction::Fchdir(dir) => {
+                            step!(libc::posix_spawn_file_actions_addfchdir_np(
+                                &mut file_actions,
+                                dir.as_raw_fd()
+                            ))
+                        }
+                        FileAction::Open { fd, path, flags } => {
+                            step!(libc::posix_spawn_file_actions_addopen(
+                                &mut file_actions,
+                                *fd,
+                                path.as_ptr(),
+                                *flags,
+                                0
+                            ))
+                        }
+                        FileAction::Dup2 { from, to } => step!(
+                            libc::posix_spawn_file_actions_adddup2(&mut file_actions, *from, *to)
+                        ),
+                    }
+                }
                 step!(spawn_fn(
                     &mut pid,
-                    s.program.as_ptr(),
-                    &actions,
+                    program.as_ptr(),
+                    &file_actions,
                     &attr,
                     argv.as_ptr(),
                     envp.as_ptr()
                 ));
-                libc::posix_spawn_file_actions_destroy(&mut actions);
+                libc::posix_spawn_file_actions_destroy(&mut file_actions);
             }
             libc::posix_spawnattr_destroy(&mut attr);
         }
@@ -136,4 +179,112 @@ pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
         return Err(io::Error::from_raw_os_error(rc));
     }
     Ok(pid)
+}
+
+/// Start the command as the leader of a new session on the terminal; returns
+/// its pid (which is also its session and process group id).
+pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
+    spawn_with(
+        s.program,
+        s.search,
+        s.argv,
+        s.envp,
+        SETSID,
+        &[
+            FileAction::Fchdir(s.dir),
+            FileAction::Open {
+                fd: 0,
+                path: s.slave,
+                flags: libc::O_RDWR,
+            },
+            FileAction::Dup2 { from: 0, to: 1 },
+            FileAction::Dup2 { from: 0, to: 2 },
+        ],
+    )
+}
+
+/// A started piped process (macOS): its pid and the parent's ends of its pipes.
+#[cfg(target_os = "macos")]
+pub struct Piped {
+    /// Its pid, which is also its process group id.
+    pub pid: i32,
+    /// The write end of its stdin pipe, if it reads one.
+    pub stdin: Option<std::os::fd::OwnedFd>,
+    /// The read end of its stdout pipe.
+    pub stdout: std::os::fd::OwnedFd,
+    /// The read end of its stderr pipe.
+    pub stderr: std::os::fd::OwnedFd,
+}
+
+/// macOS: start `program` (looked up in the host's PATH when `search` is
+/// set) in its own process group, stdin from /dev/null or a pipe, both
+/// streams piped, every other descriptor closed
+/// (`POSIX_SPAWN_CLOEXEC_DEFAULT`), the working directory entered through
+/// the held descriptor, so a path swapped after the cwd check cannot move
+/// the child. posix_spawn is a system call there: exec errors come back as
+/// errors and every attribute is applied before the call returns.
+#[cfg(target_os = "macos")]
+pub fn spawn_piped(
+    program: &CStr,
+    search: bool,
+    argv: &[CString],
+    envp: &[CString],
+    dir: BorrowedFd<'_>,
+    stdin_pipe: bool,
+) -> io::Result<Piped> {
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let stdin = if stdin_pipe { Some(pipe()?) } else { None };
+    let first = match &stdin {
+        Some((r, _)) => FileAction::Dup2 {
+            from: r.as_raw_fd(),
+            to: 0,
+        },
+        None => FileAction::Open {
+            fd: 0,
+            path: c"/dev/null",
+            flags: libc::O_RDONLY,
+        },
+    };
+    let pid = spawn_with(
+        program,
+        search,
+        argv,
+        envp,
+        (libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_CLOEXEC_DEFAULT) as libc::c_short,
+        &[
+            first,
+            FileAction::Dup2 {
+                from: out_w.as_raw_fd(),
+                to: 1,
+            },
+            FileAction::Dup2 {
+                from: err_w.as_raw_fd(),
+                to: 2,
+            },
+            FileAction::Fchdir(dir),
+        ],
+    )?;
+    Ok(Piped {
+        pid,
+        stdin: stdin.map(|(_, w)| w),
+        stdout: out_r,
+        stderr: err_r,
+    })
+}
+
+/// A pipe whose ends are close-on-exec (macOS has no pipe2), read end first.
+#[cfg(target_os = "macos")]
+fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) returns.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just returned by pipe(2) and are owned by nobody else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    rustix::io::fcntl_setfd(&r, rustix::io::FdFlags::CLOEXEC)?;
+    rustix::io::fcntl_setfd(&w, rustix::io::FdFlags::CLOEXEC)?;
+    Ok((r, w))
 }

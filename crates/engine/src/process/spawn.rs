@@ -139,7 +139,7 @@ fn join_own_group(pid: i32) {
 
 /// macOS: the engine's own posix_spawn with the held directory entered by
 /// descriptor (there is no `/proc/self/fd` path to give `Command`); see
-/// [`crate::platform::macos::spawn_piped`].
+/// [`super::posix_spawn::spawn_piped`].
 #[cfg(target_os = "macos")]
 fn spawn_piped(
     req_argv: &[String],
@@ -170,7 +170,7 @@ fn spawn_piped(
         Some(p) => c_string(p.as_os_str().as_bytes())?,
         None => argv[0].clone(),
     };
-    let p = crate::platform::macos::spawn_piped(
+    let p = super::posix_spawn::spawn_piped(
         &program,
         resolved.is_none() && !req_argv[0].contains('/'),
         &argv,
