@@ -294,6 +294,16 @@ export declare function searchOutput(hostId: number, taskId: unknown, opts: unkn
 export declare function sessionCounts(sessionId: string): NativeCounts
 
 /**
+ * Register the adapter's makers of a status, a handle and an artifact
+ * reference, once per environment at load: each is called with the
+ * object's values in the order of its fields (`undefined` for an absent
+ * one) and returns the object, built with V8's cached shapes instead of
+ * one property at a time across napi. Until they are registered (or after
+ * `null` unregisters them), the same objects are built here.
+ */
+export declare function setObjectMakers(makeStatus: ((...values: unknown[]) => NativeStatus) | null, makeHandle?: (...values: unknown[]) => NativeHandle, makeArtifactRef?: (...values: unknown[]) => NativeArtifactRef): void
+
+/**
  * Validate the caller's policy (its messages name each field), then store
  * the adapter's copy of it, validated in turn: the engine enforces exactly
  * what `getBackgroundCommandPolicy` returns, even if a getter answers

@@ -861,6 +861,7 @@ module.exports.retrieveArtifact = nativeBinding.retrieveArtifact
 module.exports.runGit = nativeBinding.runGit
 module.exports.searchOutput = nativeBinding.searchOutput
 module.exports.sessionCounts = nativeBinding.sessionCounts
+module.exports.setObjectMakers = nativeBinding.setObjectMakers
 module.exports.setPolicy = nativeBinding.setPolicy
 module.exports.settledStatus = nativeBinding.settledStatus
 module.exports.signalCommand = nativeBinding.signalCommand

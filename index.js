@@ -13,6 +13,32 @@ const native = loadNative(() => require('./binding.js'))
 const { createBackgroundCommandTools, createGitTools, isToolRefusal } = require('./lib/tools.js')
 const { createExtraTools } = require('./lib/interactive.js')
 
+// The objects made on every start and settle (a status, a handle, a banked
+// stream's reference), built here with V8's cached shapes: the engine calls
+// these with the values in the order of the fields (undefined for an absent
+// optional one), which is the key order of the object it would otherwise
+// build itself (src/binding/outputs.rs).
+native.setObjectMakers(
+  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, stdinOpen, logsRemoved) => {
+    const s = { taskId, label, state }
+    if (exitCode !== undefined) s.exitCode = exitCode
+    if (signal !== undefined) s.signal = signal
+    s.durationMs = durationMs
+    s.stdoutBytes = stdoutBytes
+    s.stderrBytes = stderrBytes
+    if (stdout !== undefined) s.stdout = stdout
+    if (stderr !== undefined) s.stderr = stderr
+    s.tailPreview = tailPreview
+    if (error !== undefined) s.error = error
+    s.confined = confined
+    s.stdinOpen = stdinOpen
+    if (logsRemoved !== undefined) s.logsRemoved = logsRemoved
+    return s
+  },
+  (taskId, argv, startedAt) => ({ taskId, argv, startedAt }),
+  (artifactId, label, kind, sizeBytes, preview, readBackHint) => ({ artifactId, label, kind, sizeBytes, preview, readBackHint }),
+)
+
 /** host object → { id, policy } */
 const hosts = new WeakMap()
 /** host id → WeakRef(host): the engine names hosts by id when it asks for their bank */

@@ -18,7 +18,6 @@ after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
 
 const SH = '/bin/sh'
 const ROOT = tempRoot('nlc-codes-root-')
-after(() => rmSync(ROOT, { recursive: true, force: true }))
 
 /** Every code index.d.ts declares in `BackgroundCommandErrorCode`. */
 function declaredCodes(): string[] {

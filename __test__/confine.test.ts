@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
-import { homedir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { Worker } from 'node:worker_threads'
@@ -32,9 +32,7 @@ function homeDir(): string {
 }
 
 function root(): string {
-  const d = tempRoot('nlc-confine-')
-  scratch.push(d)
-  return d
+  return tempRoot('nlc-confine-')
 }
 
 function host(cwdRoot: string, confine?: nc.Confinement | false): object {
@@ -130,6 +128,73 @@ confinedTest('a confined command cannot create files outside its write trees; th
   const named = await sh(confined, 'echo "$TMPDIR" && echo k > "$TMPDIR/k"', { env: { TMPDIR: own, PATH: '/usr/bin:/bin' } })
   assert.equal(named.out, `${own}\n`)
   assert.equal(readFileSync(join(own, 'k'), 'utf8'), 'k\n')
+})
+
+confinedTest('a host that exits leaves no private TMPDIR behind: neither its running command\'s (one that outlives it) nor the one made ahead', async () => {
+  const r = root()
+  const fixture = join(__dirname, 'fixtures', 'confined-exit-host.js')
+  for (const how of ['exit', 'end']) {
+    const child = spawnSync(NODE, [fixture, how, r], { encoding: 'utf8', timeout: 30_000 })
+    assert.equal(child.status, 0, `${how}: ${child.stderr}`)
+    const { pid, dirs } = JSON.parse(child.stdout) as { pid: number; dirs: string[] }
+    // The control: while the host ran, both directories were there.
+    assert.equal(dirs.length, 2, `${how}: the command's TMPDIR and the next one's, made ahead: ${dirs}`)
+    await waitFor(
+      () => readdirSync(tmpdir()).filter((n) => n.startsWith(`neurolink-commands-tmp-${pid}-`)).length === 0,
+      5_000,
+      `${how}: every private TMPDIR of host ${pid} to be removed`,
+    )
+  }
+})
+
+confinedTest('each private TMPDIR is its own command\'s: commands of one policy, one after another and side by side, cannot write each other\'s', async () => {
+  const r = root()
+  const confined = host(r, {})
+  // One after another: the engine keeps one ruleset for the policy and
+  // reuses it while each earlier command's TMPDIR is removed. A later
+  // command cannot make an earlier one's TMPDIR again (the temp directory
+  // itself is not writable); unconfined, the same mkdir works.
+  const earlier: string[] = []
+  for (let i = 0; i < 3; i++) {
+    const one = await sh(confined, 'echo "$TMPDIR" && echo x > "$TMPDIR/x"')
+    assert.equal(one.st.exitCode, 0, one.err)
+    const tmp = one.out.trimEnd()
+    assert.equal(existsSync(tmp), false)
+    assert.ok(!earlier.includes(tmp), 'a fresh TMPDIR per command')
+    earlier.push(tmp)
+  }
+  const again = await sh(confined, `mkdir ${earlier[0]} && echo made`)
+  assert.notEqual(again.st.exitCode, 0)
+  assert.match(again.err, /Permission denied/)
+  assert.equal(existsSync(earlier[0]!), false)
+  const againOpen = await sh(host(r), `mkdir ${earlier[0]} && echo made`)
+  assert.equal(againOpen.out, 'made\n')
+  rmSync(earlier[0]!, { recursive: true })
+  // Side by side: while the first runs, a second cannot write into the
+  // first's TMPDIR, and writes its own.
+  const first = await nc.startBackgroundCommand(confined, [SH, '-c', 'echo "$TMPDIR"; read line; echo "$line" > "$TMPDIR/mine" && cat "$TMPDIR/mine"'], {
+    cwd: '.',
+    stdin: 'pipe',
+  })
+  const firstTmp = (
+    await waitFor(async () => {
+      const c = (await nc.readBackgroundCommandOutput(confined, first.taskId, { stream: 'stdout' })).content
+      return c.endsWith('\n') && c
+    })
+  ).trimEnd()
+  assert.match(firstTmp, /neurolink-commands-tmp-/)
+  const second = await sh(confined, `echo own > "$TMPDIR/own" && cat "$TMPDIR/own"; echo theirs > ${firstTmp}/theirs`)
+  assert.equal(second.out, 'own\n')
+  assert.match(second.err, /Permission denied/)
+  assert.equal(existsSync(join(firstTmp, 'theirs')), false)
+  // The control: unconfined, the same write into the first's TMPDIR works.
+  const open = await sh(host(r), `echo theirs > ${firstTmp}/theirs && echo wrote`)
+  assert.equal(open.out, 'wrote\n')
+  await nc.writeBackgroundCommandInput(confined, first.taskId, 'still mine\n', { end: true })
+  const done = await nc.awaitBackgroundCommand(confined, first.taskId)
+  assert.equal(done.exitCode, 0)
+  assert.equal((await nc.readBackgroundCommandOutput(confined, first.taskId, { stream: 'stdout' })).content, `${firstTmp}\nstill mine\n`)
+  assert.equal(existsSync(firstTmp), false)
 })
 
 confinedTest('a confined command cannot read a file in $HOME under the default read set', async () => {

@@ -1,6 +1,6 @@
 // Shared fixtures for the node:test suites: temporary roots, hosts with a
 // policy, and bounded polling (never a bare sleep standing in for a result).
-import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -17,9 +17,25 @@ export { nc }
 nc.configureLogs({ removeOnExit: true })
 after(() => nc.pruneBackgroundCommandLogs())
 
-/** A fresh directory under the OS temp dir, by its real path. */
+// Every scratch root a test process made, removed when it exits (after its
+// tests, before its commands are killed: a command still running in one only
+// loses its working directory's name).
+const scratchRoots: string[] = []
+process.on('exit', () => {
+  for (const dir of scratchRoots) {
+    try {
+      rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // A root a test made unremovable on purpose stays; the rest go.
+    }
+  }
+})
+
+/** A fresh directory under the OS temp dir, by its real path; removed when the test process exits. */
 export function tempRoot(prefix = 'nlc-test-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  scratchRoots.push(dir)
+  return dir
 }
 
 /** A host object with a policy that allows the given executables under `root`. */

@@ -1,6 +1,6 @@
 // listBackgroundCommands and readNewBackgroundCommandOutput (SPEC §6).
 import assert from 'node:assert/strict'
-import { mkdirSync, symlinkSync } from 'node:fs'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 
@@ -199,6 +199,49 @@ test('follow: only what is new, in order, nothing twice, while a command writes 
   assert.equal(again.hasMore, false)
   assert.equal(again.state, 'exited')
   t.diagnostic(`${calls} follow rounds; stdout came in ${got.stdout.length} pieces, stderr in ${got.stderr.length}`)
+})
+
+test('follow: reads while a command writes as fast as it can are never refused, and concatenate exactly', async (t) => {
+  const { host, root } = setup(t)
+  // The command writes blocks of lines until the stop file exists; the test
+  // makes it after 300 reads that found new bytes of the running command (or
+  // 2,000,000 characters read), so the reads overlap the writes however fast
+  // or slow (qemu) the machine is.
+  const BLOCK = 1000
+  const stop = join(root, 'stop')
+  const script = `i=0; while [ ! -e '${stop}' ]; do j=0; while [ $j -lt ${BLOCK} ]; do echo "line $i"; i=$((i+1)); j=$((j+1)); done; done`
+  const h = await nc.startBackgroundCommand(host, [SH, '-c', script], { cwd: '.' })
+  const parts: string[] = []
+  let runningReads = 0
+  let read = 0
+  let stopped = false
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    assert.ok(Date.now() < deadline, 'the command settled in time')
+    // A refusal (NLC_LOG_REPLACED for a log the runner is still writing) throws here.
+    const r = nc.readNewBackgroundCommandOutput(host, h.taskId)
+    parts.push(r.content)
+    if (!r.running) {
+      if (!r.hasMore) break
+    } else if (r.content.length > 0) {
+      runningReads++
+      read += r.content.length
+      // Where reads are slower than the writes (qemu), each one is a full
+      // page: stop at 2,000,000 characters instead.
+      if (!stopped && (runningReads === 300 || read >= 2_000_000)) {
+        writeFileSync(stop, '')
+        stopped = true
+      }
+    }
+    await new Promise((r) => setImmediate(r))
+  }
+  assert.ok(stopped, `the test stopped the command while it ran (${runningReads} reads)`)
+  const whole = parts.join('')
+  const lines = whole.split('\n').length - 1
+  assert.ok(lines > 0 && lines % BLOCK === 0, `whole blocks were written (${lines} lines)`)
+  const want = Array.from({ length: lines }, (_, i) => `line ${i}\n`).join('')
+  assert.equal(whole.length, want.length)
+  assert.ok(whole === want, 'every line once, in order')
 })
 
 test('follow: more than 200000 characters come in windows with hasMore', async (t) => {

@@ -657,3 +657,29 @@ describe('unknown task ids', () => {
     await assert.rejects(nc.awaitBackgroundCommand(host, 'c999999deadbeefcafe'), check('await', 'c999999deadbeefcafe', [mine.taskId]))
   })
 })
+
+test('several awaits of one running command all resolve, once it settles, with its settled status and both refs; a bounded await in between is not', async () => {
+  const h2 = hostWith(root, [SH])
+  const g = gate()
+  const h = await nc.startBackgroundCommand(h2, [SH, '-c', `${gateScript(g.name)}; printf out; printf err >&2`], { cwd: '.' })
+  const waits = [nc.awaitBackgroundCommand(h2, h.taskId), nc.awaitBackgroundCommand(h2, h.taskId), nc.awaitBackgroundCommand(h2, h.taskId)]
+  // Control: a bounded await resolves with the live status while the others still wait.
+  const bounded = await nc.awaitBackgroundCommand(h2, h.taskId, { timeoutMs: 50 })
+  assert.ok(bounded.state === 'queued' || bounded.state === 'running', bounded.state)
+  assert.deepEqual(nc.backgroundCommandCounts(h2), { running: 1, finished: 0 })
+  g.open()
+  const all = await Promise.all(waits)
+  for (const st of all) {
+    assert.equal(st.taskId, h.taskId)
+    assert.equal(st.state, 'exited')
+    assert.equal(st.exitCode, 0)
+    assert.deepEqual([st.stdoutBytes, st.stderrBytes], [3, 3])
+    assert.equal(st.stdout?.preview, 'out')
+    assert.equal(st.stderr?.preview, 'err')
+    assert.deepEqual(st, all[0])
+  }
+  // The awaits looked at it: it no longer counts as finished-and-unread.
+  assert.deepEqual(nc.backgroundCommandCounts(h2), { running: 0, finished: 0 })
+  // An await of the settled command resolves at once with the same status.
+  assert.deepEqual(await nc.awaitBackgroundCommand(h2, h.taskId), all[0])
+})

@@ -115,7 +115,12 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
         .build_threadsafe_function::<(String, String)>()
         .weak::<true>()
         .callee_handled::<false>()
-        .build_callback(|ctx| Ok(FnArgs::from(ctx.value)))?;
+        .build_callback(|ctx| {
+            if ctx.value.0 == "settled" {
+                resolve_host_waits(&ctx.env, &ctx.value.1);
+            }
+            Ok(FnArgs::from(ctx.value))
+        })?;
     let id = runtime::add_listener(Arc::new(move |e| {
         let (kind, id) = match e {
             runtime::Event::Bank(id) => ("bank", id),
@@ -126,11 +131,12 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
             ThreadsafeFunctionCallMode::NonBlocking,
         );
     }));
+    LISTENER.with(|l| l.set(id));
     env.add_env_cleanup_hook((), move |_| {
         runtime::remove_listener(id);
         if owner {
             commands::terminate_everything(libc_sigterm());
-            engine::jobs::retention::exit_cleanup();
+            commands::exit_cleanup();
         } else {
             commands::terminate_listener(id, libc_sigterm());
         }
@@ -140,6 +146,35 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
 
 fn libc_sigterm() -> i32 {
     engine::signals::from_name("SIGTERM").unwrap_or(15)
+}
+
+/// Register the adapter's makers of a status, a handle and an artifact
+/// reference, once per environment at load: each is called with the
+/// object's values in the order of its fields (`undefined` for an absent
+/// one) and returns the object, built with V8's cached shapes instead of
+/// one property at a time across napi. Until they are registered (or after
+/// `null` unregisters them), the same objects are built here.
+#[napi(
+    ts_args_type = "makeStatus: ((...values: unknown[]) => NativeStatus) | null, makeHandle?: (...values: unknown[]) => NativeHandle, makeArtifactRef?: (...values: unknown[]) => NativeArtifactRef"
+)]
+pub fn set_object_makers(
+    env: &Env,
+    make_status: Unknown,
+    make_handle: Unknown,
+    make_artifact_ref: Unknown,
+) -> napi::Result<()> {
+    // SAFETY: `env` is this call's live environment, on its thread, and the
+    // values are arguments of the call.
+    unsafe {
+        binding::factory::register(
+            env.raw(),
+            [
+                make_status.raw(),
+                make_handle.raw(),
+                make_artifact_ref.raw(),
+            ],
+        )
+    }
 }
 
 /// A new host id whose events go to `listener_id` (the adapter keeps the
@@ -263,6 +298,67 @@ pub fn command_status(host_id: u32, task_id: Unknown) -> napi::Result<NativeStat
     Ok(commands::status_of(&*task(host_id, &task_id)?).into())
 }
 
+thread_local! {
+    /// The listener of the Node environment running on this thread (0
+    /// before `init`): the settled events of its hosts' commands arrive here.
+    static LISTENER: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Unbounded awaits made on this thread of commands that had not
+    /// settled, by task counter: their promises, resolved when the
+    /// command's settled event arrives on this thread.
+    static HOST_WAITS: std::cell::RefCell<std::collections::HashMap<u64, Vec<napi::sys::napi_deferred>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// A promise that the settled event of `rec` resolves with its status, on
+/// this (the host's) thread: no engine task waits for it, and the status
+/// reaches the host in the same turn as the event.
+fn settle_with_event<'e>(
+    env: &'e Env,
+    rec: &Record,
+) -> napi::Result<PromiseRaw<'e, NativeStatus>, Code> {
+    let mut deferred = std::ptr::null_mut();
+    let mut promise = std::ptr::null_mut();
+    // SAFETY: `env` is the live environment of this call, on its own
+    // thread; both out-pointers are valid locals napi fills in.
+    let status = unsafe { napi::sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) };
+    if status != napi::sys::Status::napi_ok {
+        return Err(js_err(EngineError::Other(
+            "could not create a promise".into(),
+        )));
+    }
+    engine::supervisor::await_on_host_thread(rec);
+    HOST_WAITS.with(|w| w.borrow_mut().entry(rec.seq).or_default().push(deferred));
+    Ok(PromiseRaw::new(env.raw(), promise))
+}
+
+/// The settled event of `task_id` arrived on this thread: resolve the
+/// awaits made here with its status.
+fn resolve_host_waits(env: &Env, task_id: &str) {
+    let Some(rec) = registry::by_id(task_id) else {
+        return;
+    };
+    let Some(waits) = HOST_WAITS.with(|w| w.borrow_mut().remove(&rec.seq)) else {
+        return;
+    };
+    let status = engine::supervisor::take_host_wait_status(&rec)
+        .unwrap_or_else(|| rec.status(true, bank::builtin_ref));
+    for deferred in waits {
+        // SAFETY: each deferred was made on this thread by
+        // `settle_with_event` in this environment and is settled exactly
+        // once (it was just taken out of the table), with a value made in
+        // the same environment.
+        unsafe {
+            match NativeStatus::to_napi_value(env.raw(), status.clone().into()) {
+                Ok(v) => napi::sys::napi_resolve_deferred(env.raw(), deferred, v),
+                Err(e) => match env.create_error(e) {
+                    Ok(obj) => napi::sys::napi_reject_deferred(env.raw(), deferred, obj.raw()),
+                    Err(_) => napi::sys::Status::napi_generic_failure,
+                },
+            };
+        }
+    }
+}
+
 /// Resolve when settled, or with the current status after `opts.timeoutMs`.
 #[napi(ts_return_type = "Promise<NativeStatus>")]
 pub fn await_command<'e>(
@@ -273,6 +369,12 @@ pub fn await_command<'e>(
 ) -> napi::Result<PromiseRaw<'e, NativeStatus>, Code> {
     let rec = task(host_id, &task_id)?;
     let timeout_ms = wait_bound(opts).map_err(js_err)?;
+    if timeout_ms.is_none() && !rec.is_settled() {
+        let here = LISTENER.with(|l| l.get());
+        if here != 0 && registry::listener_of(rec.host) == here {
+            return settle_with_event(env, &rec);
+        }
+    }
     promise(env, async move {
         Ok(commands::await_record(rec, timeout_ms).await.into())
     })
@@ -339,7 +441,7 @@ pub async fn kill_all_commands(host_id: u32) -> u32 {
 #[napi]
 pub fn terminate_all() {
     commands::shut_down(libc_sigterm());
-    engine::jobs::retention::exit_cleanup();
+    commands::exit_cleanup();
 }
 
 /// A page read on libuv's thread pool: one hop there and one back to the JS

@@ -2,6 +2,7 @@
 
 pub mod confine;
 pub mod convert;
+pub mod factory;
 pub mod input;
 pub mod inputs;
 pub mod outputs;

@@ -6,9 +6,13 @@ use engine::gitrun::{GitResult, GitSettings};
 use engine::paging::Page;
 use engine::record::{ArtifactRef, Status};
 use engine::registry::Counts;
+use std::ffi::CStr;
+
 use napi::bindgen_prelude::{ToNapiValue, TypeName, Utf16String};
 use napi::{sys, ValueType};
 use napi_derive::napi;
+
+use super::factory::{self, Shape};
 
 /// Page text as JS receives it: a one-byte (Latin-1) string when every unit
 /// fits in a byte, which V8 stores and copies at half the size, else a
@@ -59,7 +63,7 @@ impl ToNapiValue for PageText {
 }
 
 /// A banked stream.
-#[napi(object)]
+#[napi(object, object_to_js = false)]
 pub struct NativeArtifactRef {
     pub artifact_id: String,
     pub label: String,
@@ -83,7 +87,7 @@ impl From<ArtifactRef> for NativeArtifactRef {
 }
 
 /// A command's status.
-#[napi(object)]
+#[napi(object, object_to_js = false)]
 pub struct NativeStatus {
     pub task_id: String,
     pub label: String,
@@ -125,7 +129,7 @@ impl From<Status> for NativeStatus {
 }
 
 /// What a start returns.
-#[napi(object)]
+#[napi(object, object_to_js = false)]
 pub struct NativeHandle {
     pub task_id: String,
     pub argv: Vec<String>,
@@ -141,6 +145,84 @@ impl From<Handle> for NativeHandle {
         }
     }
 }
+
+/// `v` as a JS value of `env`.
+///
+/// # Safety
+/// `env` is the live environment of the current call.
+unsafe fn js<T: ToNapiValue>(env: sys::napi_env, v: T) -> napi::Result<Option<sys::napi_value>> {
+    // SAFETY: the caller's contract.
+    Ok(Some(unsafe { T::to_napi_value(env, v) }?))
+}
+
+/// `v` as a JS value of `env`, or `None` (the key left absent).
+///
+/// # Safety
+/// As [`js`].
+unsafe fn js_opt<T: ToNapiValue>(
+    env: sys::napi_env,
+    v: Option<T>,
+) -> napi::Result<Option<sys::napi_value>> {
+    // SAFETY: the caller's contract.
+    v.map(|v| unsafe { T::to_napi_value(env, v) }).transpose()
+}
+
+/// `impl ToNapiValue` for an object built by the maker the adapter
+/// registered for its shape ([`factory::make`]): one line per property, in
+/// the order of the object's keys (and of the maker's arguments), naming the
+/// key, `js` for a value always present or `js_opt` for one whose absence
+/// leaves the key out, and the field.
+macro_rules! built_by_maker {
+    ($ty:ty, $shape:expr, { $($key:literal: $kind:ident($field:ident)),* $(,)? }) => {
+        impl ToNapiValue for $ty {
+            unsafe fn to_napi_value(
+                env: sys::napi_env,
+                val: Self,
+            ) -> napi::Result<sys::napi_value> {
+                let keys: [&CStr; _] = [$($key),*];
+                // SAFETY: napi-rs calls this with the live environment of the
+                // call, on its thread; every value below is made in it.
+                unsafe {
+                    let values = [$($kind(env, val.$field)?),*];
+                    factory::make(env, $shape, &keys, values)
+                }
+            }
+        }
+    };
+}
+
+built_by_maker!(NativeStatus, Shape::Status, {
+    c"taskId": js(task_id),
+    c"label": js(label),
+    c"state": js(state),
+    c"exitCode": js_opt(exit_code),
+    c"signal": js_opt(signal),
+    c"durationMs": js(duration_ms),
+    c"stdoutBytes": js(stdout_bytes),
+    c"stderrBytes": js(stderr_bytes),
+    c"stdout": js_opt(stdout),
+    c"stderr": js_opt(stderr),
+    c"tailPreview": js(tail_preview),
+    c"error": js_opt(error),
+    c"confined": js(confined),
+    c"stdinOpen": js(stdin_open),
+    c"logsRemoved": js_opt(logs_removed),
+});
+
+built_by_maker!(NativeArtifactRef, Shape::ArtifactRef, {
+    c"artifactId": js(artifact_id),
+    c"label": js(label),
+    c"kind": js(kind),
+    c"sizeBytes": js(size_bytes),
+    c"preview": js(preview),
+    c"readBackHint": js(read_back_hint),
+});
+
+built_by_maker!(NativeHandle, Shape::Handle, {
+    c"taskId": js(task_id),
+    c"argv": js(argv),
+    c"startedAt": js(started_at),
+});
 
 /// A page of output (content may hold half a surrogate pair, as `slice` would).
 #[napi(object, object_from_js = false)]

@@ -323,3 +323,63 @@ async fn counters_follow_the_looked_at_rule() {
         "{e}"
     );
 }
+
+/// A follow read while the command writes as fast as it can is never taken
+/// for a replaced log: the runner's count of bytes written may run ahead of
+/// the file's length only if it is taken after the length. The command
+/// writes blocks of lines until the test makes the stop file, after 3000
+/// reads that found new bytes of the running command (or 2,000,000 units
+/// read): the reads overlap the writes by construction, however fast or
+/// slow (qemu) the machine is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_reads_during_fast_writes_are_never_refused() {
+    let f = fixture(5000.0);
+    const BLOCK: usize = 1000;
+    for round in 0..3 {
+        let stop = f.root.path().join(format!("stop-{round}"));
+        let id = f.sh(
+            &format!(
+                "i=0; while [ ! -e '{}' ]; do j=0; while [ $j -lt {BLOCK} ]; do echo \"line $i\"; i=$((i+1)); j=$((j+1)); done; done",
+                stop.display()
+            ),
+            StartOptions::default(),
+        );
+        let mut got: Vec<u16> = Vec::new();
+        let (mut reads, mut running_reads, mut stopped) = (0u32, 0u32, false);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            assert!(Instant::now() < deadline, "the command settled in time");
+            let r = commands::read_new(f.host, &id, Stream::Stdout)
+                .unwrap_or_else(|e| panic!("read {reads} refused: {} {e}", e.code()));
+            reads += 1;
+            got.extend_from_slice(&r.page.content);
+            if r.state.is_settled() {
+                if !r.page.has_more {
+                    break;
+                }
+            } else if !r.page.content.is_empty() {
+                running_reads += 1;
+                // Where reads are slower than the writes (qemu), each one is
+                // a full page: stop at 2,000,000 units instead.
+                if !stopped && (running_reads == 3000 || got.len() >= 2_000_000) {
+                    std::fs::write(&stop, b"").unwrap();
+                    stopped = true;
+                }
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            running_reads >= 200,
+            "the reads overlapped the writes ({running_reads})"
+        );
+        let got = String::from_utf16(&got).unwrap();
+        let lines = got.lines().count();
+        assert!(
+            lines > 0 && lines.is_multiple_of(BLOCK),
+            "whole blocks were written ({lines} lines)"
+        );
+        let want: String = (0..lines).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "every line once, in order");
+    }
+}

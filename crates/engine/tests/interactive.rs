@@ -88,7 +88,10 @@ async fn a_write_far_larger_than_the_pipe_arrives_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_are_delivered_in_order_and_end_is_claimed_once() {
     let f = fixture();
-    let id = f.sh("cat; echo; echo end", Input::Pipe);
+    // The command runs on for a second after its input ends, so the write
+    // after `end` meets a running command whose input is closed (not one that
+    // already exited, which a fast machine — or none under qemu — may reach).
+    let id = f.sh("cat; echo; echo end; sleep 1", Input::Pipe);
     let writes: Vec<_> = (0..20)
         .map(|i| commands::write_input(f.host, &id, format!("{i},").into_bytes(), false))
         .collect();

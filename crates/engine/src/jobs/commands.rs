@@ -2,8 +2,6 @@
 //! counters, the list and the follow reads. The binding calls these with
 //! plain Rust values.
 
-use std::fs::DirBuilder;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
@@ -16,6 +14,7 @@ use super::input::{InputState, WriteFailure, TERMINAL_EOF};
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::{self, Counts};
 use super::retention;
+use super::spare;
 use super::supervisor::Control;
 use super::supervisor::PrivateTmp;
 use super::supervisor::{self, Launch, Limits};
@@ -127,12 +126,11 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     // 9. Confinement: narrowing only, and fail closed.
     let confinement = confinement_of(&policy, opts.confine.as_ref())?;
 
-    let seq = registry::new_task_seq();
+    let (seq, logs_root, made) = make_logs(&ctx.tmpdir)?;
     let task_id = registry::task_id(seq);
-    let (logs_root, made) = make_logs(&ctx.tmpdir, &task_id)?;
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
-        Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir, &task_id)?,
+        Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir)?,
     };
     let session = registry::choose_session(
         ctx.host,
@@ -240,60 +238,36 @@ fn prepare_confinement(
     argv: &[String],
     env: Option<Vec<(String, String)>>,
     tmpdir: &Path,
-    task_id: &str,
 ) -> EngineResult<Prepared> {
     let shared = std::fs::canonicalize(tmpdir).unwrap_or_else(|_| tmpdir.to_path_buf());
-    let mut env = env;
     let mut tmp = None;
     if c.tmp == Tmp::Private {
-        let dir = shared.join(format!(
-            "neurolink-commands-tmp-{task_id}-{}",
-            std::process::id()
-        ));
-        DirBuilder::new().mode(0o700).create(&dir).map_err(|e| {
+        let made = match crate::process::confine::take_private_tmp(&shared) {
+            Some(dir) => Ok(dir),
+            None => crate::process::confine::make_private_tmp(&shared),
+        };
+        let dir = made.map_err(|e| {
             EngineError::LogDir(format!(
-                "Cannot create the private temp directory {} of a confined command: {}. Point TMPDIR at a writable directory with free space, or use confine.tmp: \"shared\".",
-                dir.display(),
+                "Cannot create a private temp directory for a confined command in {}: {}. Point TMPDIR at a writable directory with free space, or use confine.tmp: \"shared\".",
+                shared.display(),
                 os_reason(&e)
             ))
         })?;
-        let t = PrivateTmp(dir);
-        env = Some(with_tmp(env, &t.0));
-        tmp = Some(t);
+        // The spawn points TMPDIR, TMP and TEMP at it (see
+        // `spawn::spawn_piped_own`), off this thread.
+        tmp = Some(PrivateTmp::new(dir));
     }
     let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
-    let plan = confine::plan(c, root, &exe, tmp.as_ref().map(|t| t.0.as_path()), &shared);
+    let plan = confine::plan(c, root, &exe, tmp.as_ref().map(PrivateTmp::path), &shared);
     Ok((env, Some(plan), tmp))
 }
 
-/// `TMPDIR`, `TMP` and `TEMP` pointed at `tmp`: added to a replacing
-/// environment unless it names them, set over the host's inherited ones.
-fn with_tmp(env: Option<Vec<(String, String)>>, tmp: &Path) -> Vec<(String, String)> {
-    const NAMES: [&str; 3] = ["TMPDIR", "TMP", "TEMP"];
-    let tmp = tmp.to_string_lossy().into_owned();
-    match env {
-        Some(mut given) => {
-            for n in NAMES {
-                if !given.iter().any(|(k, _)| k == n) {
-                    given.push((n.to_string(), tmp.clone()));
-                }
-            }
-            given
-        }
-        None => {
-            let mut host: Vec<(String, String)> = std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .filter(|(k, _)| !NAMES.contains(&k.as_str()))
-                .collect();
-            host.extend(NAMES.iter().map(|n| (n.to_string(), tmp.clone())));
-            host
-        }
-    }
-}
-
-/// The trusted base for this start and the task directory made in it (the
-/// marker and both logs created exclusively, their identities recorded).
-fn make_logs(tmpdir: &Path, task_id: &str) -> EngineResult<(Arc<LogBase>, logfile::Made)> {
+/// The task counter of this start, the trusted base and the task directory
+/// in it (the marker and both logs created exclusively, their identities
+/// recorded): a spare made ahead under that base when one is ready
+/// ([`spare`]; the supervisor has the next ones made once the process
+/// exists), else made now.
+fn make_logs(tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase>, logfile::Made)> {
     let fail = |what: &str, p: &Path, e: &std::io::Error| {
         EngineError::LogDir(format!(
             "Cannot create the log {what} {}: {}. {}",
@@ -308,16 +282,25 @@ fn make_logs(tmpdir: &Path, task_id: &str) -> EngineResult<(Arc<LogBase>, logfil
     };
     let names = Stream::BOTH.map(|s| s.file_name());
     let mut stale = false;
+    let mut seq = None;
     loop {
         let base = match retention::base_for(tmpdir, stale) {
             Ok(b) => b,
             Err(logfile::BaseError::Os(p, e)) => {
-                return Err(fail("directory", &p.join(task_id), &e))
+                let n = *seq.get_or_insert_with(registry::new_task_seq);
+                return Err(fail("directory", &p.join(registry::task_id(n)), &e));
             }
             Err(logfile::BaseError::Untrusted(m)) => return Err(EngineError::LogDir(m)),
         };
-        match logfile::make_task_dir(&base, task_id, names) {
-            Ok(made) => return Ok((base, made)),
+        if !stale {
+            if let Some((n, made)) = spare::take(&base) {
+                return Ok((n, base, made));
+            }
+        }
+        let n = *seq.get_or_insert_with(registry::new_task_seq);
+        let task_id = registry::task_id(n);
+        match logfile::make_task_dir(&base, &task_id, names) {
+            Ok(made) => return Ok((n, base, made)),
             // The held directory was removed since (a test's tmpdir, a
             // cleanup): resolve it afresh once.
             Err((_, "directory", e)) if !stale && e.raw_os_error() == Some(libc::ENOENT) => {
@@ -465,6 +448,16 @@ fn signal_groups(recs: &[Arc<Record>], sig: i32) {
 pub fn shut_down(sig: i32) {
     supervisor::close_spawning();
     terminate_everything(sig);
+}
+
+/// What the host process's exit leaves to clean up once its commands are
+/// signalled: the logs (with `removeOnExit`), the spare log directories,
+/// the private temp directory made ahead, and those of commands that have
+/// not settled.
+pub fn exit_cleanup() {
+    super::retention::exit_cleanup();
+    crate::process::confine::discard_premade();
+    supervisor::remove_unsettled_private_tmps();
 }
 
 /// A log that was removed or replaced as its coded refusal, else `otherwise`.

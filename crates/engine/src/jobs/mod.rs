@@ -7,6 +7,7 @@
 //! - [`registry`]: every host and command of the process.
 //! - [`record`]: one command's shared state, which every module above reads.
 //! - [`ids`]: how a task id is spelled from its counter.
+//! - [`spare`]: log directories made ahead of the starts that take them.
 //! - [`input`]: a command's input (pipe or terminal) as the record keeps it.
 
 pub mod bank;
@@ -16,5 +17,6 @@ pub mod input;
 pub mod record;
 pub mod registry;
 pub mod retention;
+pub mod spare;
 pub mod supervisor;
 pub mod waits;

@@ -341,6 +341,12 @@ impl Record {
             return Err(LogGone::Removed(self.removal_message(r)).into_io());
         }
         let settled = live.state.is_settled();
+        // The runner's count is taken before the file's length: it only
+        // grows after the bytes are in the file, so a count taken first is
+        // never more than the length of the runner's own file, however much
+        // the command writes meanwhile. Taken after `settled`, it is final
+        // when the command has settled.
+        let wrote = self.log(s).bytes();
         let f = logfile::open_log(
             &self.logs_root,
             &self.task_id(),
@@ -353,7 +359,6 @@ impl Record {
         // the same clock tick (same birth time); the log's length, which the
         // runner knows exactly, tells such a file apart unless it also has
         // the very same length.
-        let wrote = self.log(s).bytes();
         if len < wrote || (settled && len != wrote) {
             return Err(LogGone::Replaced(format!(
                 "The log {} was replaced (it holds {len} bytes where the runner wrote {wrote}): it is not the file the runner created, so none of it is returned",

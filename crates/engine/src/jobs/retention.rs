@@ -438,9 +438,11 @@ pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
     Ok(out)
 }
 
-/// The host process is exiting: with `removeOnExit`, remove every task
-/// directory this process made (its commands are being stopped).
+/// The host process is exiting: remove the spare log directories no start
+/// took, and with `removeOnExit` every task directory this process made
+/// (its commands are being stopped).
 pub fn exit_cleanup() {
+    super::spare::close();
     if !SETTINGS.read().map(|s| s.remove_on_exit).unwrap_or(false) {
         return;
     }

@@ -54,8 +54,29 @@ fn start_process(
     rec: &Record,
     dir: &HeldDir,
     env: Option<&[(String, String)]>,
-    confine: Option<&crate::process::confine::Plan>,
     input: Input,
+) -> std::io::Result<spawn::Spawned> {
+    guarded(rec, &mut || {
+        // The spawn-time transform (a terminal) sits here, after every check
+        // and before the process exists.
+        transform::spawn(transform::Request {
+            argv: &rec.argv,
+            cwd: &dir.proc_path(),
+            dir: dir.fd.as_fd(),
+            env,
+            input,
+            tmp: None,
+        })
+    })
+}
+
+/// Run `spawn` under the spawn gate (refused once the host is exiting), and
+/// record and track the new group before the gate opens: the exit hook then
+/// finds every group that exists. A confined start runs this on its
+/// confining thread.
+fn guarded(
+    rec: &Record,
+    spawn: &mut dyn FnMut() -> std::io::Result<spawn::Spawned>,
 ) -> std::io::Result<spawn::Spawned> {
     // The watchdog runs before the first process exists, not just after it.
     watchdog::ensure_started();
@@ -63,21 +84,51 @@ fn start_process(
     if *gate {
         return Err(std::io::Error::other("the host process is exiting"));
     }
-    // The spawn-time transform (confinement, terminal) sits here, after
-    // every check and before the process exists.
-    let child = transform::spawn(transform::Request {
-        argv: &rec.argv,
-        cwd: &dir.proc_path(),
-        dir: dir.fd.as_fd(),
-        env,
-        confine,
-        input,
-    })?;
+    let child = spawn()?;
     rec.pgid
         .store(child.pid, std::sync::atomic::Ordering::Release);
     watchdog::track(child.pid);
     drop(gate);
     Ok(child)
+}
+
+/// A confined start's spawn, handed from the JS thread straight to a
+/// confining thread (SPEC §8); the supervisor awaits its result.
+type PendingSpawn = tokio::sync::oneshot::Receiver<std::io::Result<spawn::Spawned>>;
+
+fn hand_to_confining_thread(
+    rec: &Arc<Record>,
+    plan: crate::process::confine::Plan,
+    l: &mut Launch,
+) -> PendingSpawn {
+    use crate::process::confine;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let dir = match l.dir.fd.try_clone() {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = tx.send(Err(e));
+            return rx;
+        }
+    };
+    let start = confine::Start {
+        plan,
+        argv: rec.argv.to_vec(),
+        dir,
+        env: l.env.take(),
+        input: l.input,
+    };
+    let grec = rec.clone();
+    let guard: confine::Guard = Box::new(move |spawn| guarded(&grec, spawn));
+    let deliver: confine::Deliver = Box::new(move |r| {
+        // Nobody is left to supervise it (the supervisor failed): stop it.
+        if let Err(Ok(child)) = tx.send(r) {
+            signal_group(child.pid, libc::SIGKILL);
+            spawn::reap(child.pid);
+            watchdog::untrack(child.pid);
+        }
+    });
+    confine::spawn_detached(start, guard, deliver);
+    rx
 }
 
 const CHUNK: usize = 64 * 1024;
@@ -105,7 +156,8 @@ pub struct Launch {
     pub dir: HeldDir,
     /// The replacing environment, when given.
     pub env: Option<Vec<(String, String)>>,
-    /// The kernel confinement to apply, when confined.
+    /// The kernel confinement to apply, when confined (taken by [`launch`],
+    /// which hands the spawn to a confining thread).
     pub confine: Option<crate::process::confine::Plan>,
     /// The private temp directory, removed before the command settles.
     pub private_tmp: Option<PrivateTmp>,
@@ -122,17 +174,59 @@ pub struct Launch {
 
 /// A confined command's private temp directory: removed (without following
 /// symlinks) when dropped, which the supervisor does just before it
-/// publishes the settled state.
+/// publishes the settled state — or, for a command still running when the
+/// host process exits, by [`remove_unsettled_private_tmps`].
 #[derive(Debug)]
-pub struct PrivateTmp(pub std::path::PathBuf);
+pub struct PrivateTmp(std::path::PathBuf);
+
+/// The private temp directories of commands that have not settled.
+static UNSETTLED_TMPS: std::sync::Mutex<Vec<std::path::PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn unsettled_tmps() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
+    UNSETTLED_TMPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PrivateTmp {
+    /// Take charge of `dir`, a private temp directory just made.
+    pub fn new(dir: std::path::PathBuf) -> Self {
+        unsettled_tmps().push(dir.clone());
+        PrivateTmp(dir)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        // Most commands leave it empty, and one rmdir removes it; otherwise
-        // the whole tree goes.
-        if std::fs::remove_dir(&self.0).is_err() {
-            let _ = std::fs::remove_dir_all(&self.0);
+        {
+            let mut live = unsettled_tmps();
+            if let Some(i) = live.iter().position(|d| *d == self.0) {
+                live.swap_remove(i);
+            }
         }
+        if remove_tmp(&self.0) {
+            crate::process::confine::tmp_removed(&self.0);
+        }
+    }
+}
+
+/// Remove a private temp directory: most commands leave it empty, and one
+/// rmdir removes it; otherwise the whole tree goes.
+fn remove_tmp(dir: &std::path::Path) -> bool {
+    std::fs::remove_dir(dir).is_ok() || std::fs::remove_dir_all(dir).is_ok()
+}
+
+/// The host process is exiting and its commands are being stopped: remove
+/// the private temp directories of those that have not settled (their
+/// supervisors will not run again to do it).
+pub fn remove_unsettled_private_tmps() {
+    let dirs = std::mem::take(&mut *unsettled_tmps());
+    for dir in dirs {
+        remove_tmp(&dir);
     }
 }
 
@@ -157,42 +251,74 @@ enum Stop {
     WriteFailed(Stream, String),
 }
 
-/// Start the supervisor of `rec` on the engine's runtime.
-pub fn launch(rec: Arc<Record>, l: Launch) {
-    // The supervisor's tasks are large and live as long as the command. They
-    // are created from an engine thread, so their memory comes from that
-    // thread's allocator arena rather than the caller's (the JS thread's),
-    // where it would sit between the records kept for the life of the process
-    // and leave holes behind once the command settles.
-    crate::runtime::handle().spawn(async move { supervise_and_watch(rec, l) });
-}
+/// Commands handed to a supervisor whose spawn has not returned yet.
+static LAUNCHING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-fn supervise_and_watch(rec: Arc<Record>, l: Launch) {
-    let rt = crate::runtime::handle();
-    let task = rt.spawn(supervise(rec.clone(), l));
-    // A supervisor that panicked must still settle its command: nothing may
-    // wait on it forever.
-    rt.spawn(async move {
-        if let Err(e) = task.await {
-            if rec.is_settled() {
-                return;
-            }
-            let pg = rec.pgid();
-            if pg > 0 {
-                signal_group(pg, libc::SIGKILL);
-                spawn::reap(pg);
-                watchdog::untrack(pg);
-            }
-            for s in Stream::BOTH {
-                rec.log(s).finish();
-            }
-            let why = format!("the command's supervisor failed ({e}); its process group was stopped and the output so far is kept");
-            finish(&rec, State::Killed, None, None, Some(why), true).await;
-        }
+/// Start the supervisor of `rec` on the engine's runtime.
+pub fn launch(rec: Arc<Record>, mut l: Launch) {
+    LAUNCHING.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    let pending = l
+        .confine
+        .take()
+        .map(|plan| hand_to_confining_thread(&rec, plan, &mut l));
+    // The supervisor's task is large and lives as long as the command. It is
+    // created from an engine thread, so its memory comes from that thread's
+    // allocator arena rather than the caller's (the JS thread's), where it
+    // would sit between the records kept for the life of the process and
+    // leave holes behind once the command settles. Spawned from a worker, it
+    // goes to that worker's next-task slot: the same thread runs it at once,
+    // and no other thread is woken for it.
+    crate::runtime::handle().spawn(async move {
+        crate::runtime::handle().spawn(supervise_guarded(rec, l, pending));
     });
 }
 
-async fn supervise(rec: Arc<Record>, l: Launch) {
+/// A future that turns a panic while it is polled into `Err` (the panic's
+/// message), so the task around it can still act.
+struct CatchPanic<F>(std::pin::Pin<Box<F>>);
+
+impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(payload) => std::task::Poll::Ready(Err(payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string()))),
+        }
+    }
+}
+
+/// [`supervise`], and if it panicked, what settles the command anyway:
+/// nothing may wait on it forever.
+async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
+    if let Err(e) = CatchPanic(Box::pin(supervise(rec.clone(), l, pending))).await {
+        if rec.is_settled() {
+            return;
+        }
+        let pg = rec.pgid();
+        if pg > 0 {
+            signal_group(pg, libc::SIGKILL);
+            spawn::reap(pg);
+            watchdog::untrack(pg);
+        }
+        for s in Stream::BOTH {
+            rec.log(s).finish();
+        }
+        let why = format!("the command's supervisor failed ({e}); its process group was stopped and the output so far is kept");
+        finish(&rec, State::Killed, None, None, Some(why), true).await;
+    }
+}
+
+async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     let Launch {
         dir,
         env,
@@ -203,8 +329,19 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
         mut control,
         limits,
     } = l;
-    let spawned = start_process(&rec, &dir, env.as_deref(), confine.as_ref(), input);
-    drop(confine);
+    debug_assert!(
+        confine.is_none(),
+        "a confined start is handed over in launch"
+    );
+    let spawned = match pending {
+        Some(rx) => rx.await.unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "the confining thread ended before it started the command",
+            ))
+        }),
+        None => start_process(&rec, &dir, env.as_deref(), input),
+    };
+    let others_launching = LAUNCHING.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) > 1;
     drop(dir);
     let mut child = match spawned {
         Ok(c) => c,
@@ -229,6 +366,13 @@ async fn supervise(rec: Arc<Record>, l: Launch) {
         }
     };
     let pid = child.pid;
+    // The process exists and is starting: meanwhile, on another thread, the
+    // next starts' log directories are made — unless more starts are on
+    // their way (a burst), whose own directory creation a maker would only
+    // compete with.
+    if !others_launching {
+        super::spare::refill(&rec.logs_root);
+    }
     if let (Some(i), Some(master)) = (&rec.input, child.terminal.take()) {
         i.set_master(master);
     }
@@ -653,6 +797,51 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
     }
 }
 
+/// Awaits waiting on the host's own thread, by task counter: the binding
+/// enters a command here when an await on the thread its settled event goes
+/// to finds it unsettled, and resolves those awaits when that event arrives,
+/// with the status built here when the command settled (so the host's
+/// thread does not build it, and no engine task per await is woken just to
+/// hand it over). `None` until it settled.
+static HOST_WAITS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<u64, Option<super::record::Status>>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// An await of `rec` on the host's thread will be resolved by its settled
+/// event (see [`HOST_WAITS`]).
+pub fn await_on_host_thread(rec: &Record) {
+    HOST_WAITS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(rec.seq)
+        .or_insert(None);
+}
+
+/// The settled status of `rec` for the awaits its settled event resolves on
+/// the host's thread (`None`: no await waits there), marked looked at: the
+/// one built when it settled, or one built now (an await entered after the
+/// settle had passed that point).
+pub fn take_host_wait_status(rec: &Record) -> Option<super::record::Status> {
+    let built = HOST_WAITS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&rec.seq)?;
+    Some(built.unwrap_or_else(|| rec.status(true, bank::builtin_ref)))
+}
+
+/// Once `rec` settled: build the status its awaits on the host's thread
+/// get, if any waits (outside the table's lock: building may read the logs).
+fn fill_host_waits(rec: &Record) {
+    let waits = || HOST_WAITS.lock().unwrap_or_else(|e| e.into_inner());
+    if !waits().contains_key(&rec.seq) {
+        return;
+    }
+    let status = rec.status(true, bank::builtin_ref);
+    if let Some(slot) = waits().get_mut(&rec.seq) {
+        *slot = Some(status);
+    }
+}
+
 async fn finish(
     rec: &Arc<Record>,
     state: State,
@@ -680,6 +869,7 @@ async fn finish(
     // sees it settled also finds it in the queue.
     super::retention::on_settled(rec);
     rec.settled.publish();
+    fill_host_waits(rec);
     crate::runtime::emit(
         super::registry::listener_of(rec.host),
         crate::runtime::Event::Settled(rec.task_id()),

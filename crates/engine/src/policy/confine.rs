@@ -298,6 +298,56 @@ const DEVICES: &[&str] = &[
 /// POSIX shared memory, writable to a command that may write anything.
 pub const SHM: &str = "/dev/shm";
 
+/// A shared list of fixed system paths and their grants.
+type SystemPaths = std::sync::Arc<[(PathBuf, Grant)]>;
+
+/// Which fixed system paths a read set grants.
+#[derive(Clone, Copy)]
+enum SystemKind {
+    All,
+    System,
+    Trees,
+}
+
+/// The fixed system paths of a plan and how they are granted, built once
+/// per kind of read set (and whether the command may write anything).
+fn system_paths(kind: SystemKind, writes: bool) -> SystemPaths {
+    use std::sync::OnceLock;
+    static LISTS: [OnceLock<SystemPaths>; 6] = [const { OnceLock::new() }; 6];
+    let i = kind as usize * 2 + usize::from(writes);
+    LISTS[i]
+        .get_or_init(|| {
+            let mut system: Vec<(PathBuf, Grant)> = Vec::new();
+            let trees: Vec<&str> = match kind {
+                SystemKind::All => vec!["/"],
+                SystemKind::System => PROGRAM_TREES
+                    .iter()
+                    .chain(SYSTEM_EXTRA_TREES)
+                    .copied()
+                    .collect(),
+                // Landlock cannot name "the process's own /proc entries"
+                // before the process exists; /proc stays readable, and the
+                // entries of processes outside the command's domain stay
+                // protected by Landlock's ptrace scoping.
+                SystemKind::Trees => PROGRAM_TREES.iter().copied().chain(["/proc"]).collect(),
+            };
+            for t in trees {
+                system.push((PathBuf::from(t), Grant::Read));
+            }
+            for d in DEVICES {
+                system.push((PathBuf::from(d), Grant::Device));
+            }
+            // POSIX shared memory (python's multiprocessing, for one) lives
+            // here; a command that may write nothing (the git toolset) gets
+            // none.
+            if writes {
+                system.push((PathBuf::from(SHM), Grant::Write));
+            }
+            system.into()
+        })
+        .clone()
+}
+
 /// Build the plan of `c` for a command in `cwd_root` running `exe_dirs`
 /// (argv[0]'s directory, and its real one), with its private temp directory
 /// `private_tmp` or the shared `shared_tmp`.
@@ -309,49 +359,33 @@ pub fn plan(
     shared_tmp: &Path,
 ) -> Plan {
     let mut rules: Vec<(PathBuf, Grant)> = Vec::new();
-    // The fixed system paths, whose descriptors the spawn keeps.
-    let mut system: Vec<(PathBuf, Grant)> = Vec::new();
     let read =
         |rules: &mut Vec<(PathBuf, Grant)>, p: &Path| rules.push((p.to_path_buf(), Grant::Read));
-    match &c.read {
-        ReadSet::All => read(&mut system, Path::new("/")),
+    let kind = match &c.read {
+        ReadSet::All => SystemKind::All,
         ReadSet::System => {
-            for t in PROGRAM_TREES.iter().chain(SYSTEM_EXTRA_TREES) {
-                read(&mut system, Path::new(t));
-            }
             read(&mut rules, cwd_root);
             // git refuses to run when it cannot read its own configuration.
             for f in git_config_paths(None) {
                 read(&mut rules, &f);
             }
+            SystemKind::System
         }
         ReadSet::Trees(list) => {
-            for t in PROGRAM_TREES {
-                read(&mut system, Path::new(t));
-            }
-            // Landlock cannot name "the process's own /proc entries" before
-            // the process exists; /proc stays readable, and the entries of
-            // processes outside the command's domain stay protected by
-            // Landlock's ptrace scoping.
-            read(&mut system, Path::new("/proc"));
             for t in list {
                 read(&mut rules, t);
             }
+            SystemKind::Trees
         }
-    }
+    };
+    // The fixed system paths, whose descriptors the spawn keeps: the same
+    // shared list for every plan of this kind.
+    let system = system_paths(kind, !c.write.is_empty());
     for t in c.exec.iter().chain(exe_dirs) {
         read(&mut rules, t);
     }
     for f in &c.read_files {
         rules.push((f.clone(), Grant::Read));
-    }
-    for d in DEVICES {
-        system.push((PathBuf::from(d), Grant::Device));
-    }
-    // POSIX shared memory (python's multiprocessing, for one) lives here;
-    // a command that may write nothing (the git toolset) gets none.
-    if !c.write.is_empty() {
-        system.push((PathBuf::from(SHM), Grant::Write));
     }
     for w in &c.write {
         rules.push((w.clone(), Grant::Write));

@@ -124,7 +124,7 @@ pub struct Plan {
     /// The fixed system paths (program and system trees, device nodes) and
     /// how they are granted: opened the first time, kept for every later
     /// start.
-    pub system: Vec<(PathBuf, Grant)>,
+    pub system: std::sync::Arc<[(PathBuf, Grant)]>,
     /// Other paths and how they are granted; a path missing when the
     /// ruleset is built is not granted.
     pub rules: Vec<(PathBuf, Grant)>,
@@ -172,8 +172,44 @@ pub fn exe_dirs(program: &str, env: Option<&[(String, String)]>) -> Vec<PathBuf>
     dirs
 }
 
-/// Spawn `launch` confined by `plan` from a short-lived thread (see the
-/// module's documentation).
+/// The stack of a confining thread: it only restricts itself and calls
+/// posix_spawn (which maps the child's own stack), so a small one keeps its
+/// creation and exit cheap.
+const CONFINING_STACK: usize = 256 * 1024;
+
+/// One confined start, owned, as it is handed to a confining thread.
+pub struct Start {
+    /// The rules to apply.
+    pub plan: Plan,
+    /// The program and its arguments, already checked.
+    pub argv: Vec<String>,
+    /// The directory that passed the cwd check (entered by descriptor, or
+    /// through its `/proc/self/fd` path in a terminal start).
+    pub dir: std::os::fd::OwnedFd,
+    /// The replacing environment, if any.
+    pub env: Option<Vec<(String, String)>>,
+    /// What the command reads.
+    pub input: super::spawn::Input,
+}
+
+/// What the caller wraps around the spawn on the confining thread: it gets
+/// the spawn to call and returns its result (the supervisor holds its spawn
+/// gate and records the new group there, exactly as for a plain start).
+pub type Guard = Box<
+    dyn FnOnce(&mut dyn FnMut() -> std::io::Result<Spawned>) -> std::io::Result<Spawned> + Send,
+>;
+
+/// Where the result of a confined spawn goes.
+pub type Deliver = Box<dyn FnOnce(std::io::Result<Spawned>) + Send>;
+
+/// Spawn `start` confined by its plan from a short-lived thread (see the
+/// module's documentation), without waiting: `guard` runs around the spawn
+/// on that thread and `deliver` gets the result there.
+///
+/// The caller — the JS thread ending a start — hands the start straight to
+/// the confining thread rather than to the supervisor first, so the one
+/// hop between threads a confined start adds runs in parallel with the
+/// supervisor's own start.
 ///
 /// Without network, the short-lived thread is started by the engine's
 /// filtered spawner thread, which carries the socket filter (and
@@ -181,68 +217,158 @@ pub fn exe_dirs(program: &str, env: Option<&[(String, String)]>) -> Vec<PathBuf>
 /// reference, so no filter is compiled and attached per command (attaching
 /// one costs about a millisecond, most of it the kernel preparing and later
 /// freeing the program).
-pub fn spawn(plan: &Plan, launch: super::transform::Request<'_>) -> std::io::Result<Spawned> {
-    if plan.network {
-        return std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("nlc-confine".into())
-                .spawn_scoped(scope, || {
-                    // The ruleset's descriptor is held until the spawn returns.
-                    let _ruleset = imp::restrict_this_thread(plan)?;
-                    super::spawn::spawn(&launch)
-                })?
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
-        });
-    }
-    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+pub fn spawn_detached(start: Start, guard: Guard, deliver: Deliver) {
     let job = Box::new(Job {
-        plan: plan.clone(),
-        argv: launch.argv.to_vec(),
-        cwd: launch.cwd.to_path_buf(),
-        dir: launch.dir.try_clone_to_owned()?,
-        env: launch.env.map(<[(String, String)]>::to_vec),
-        input: launch.input,
-        reply,
+        start,
+        guard,
+        deliver,
     });
-    imp::hand_over(job)?;
-    answer
-        .recv()
-        .unwrap_or_else(|_| Err(std::io::Error::other("the confining thread panicked")))
+    if job.start.plan.network {
+        let made = std::thread::Builder::new()
+            .name("nlc-confine".into())
+            .stack_size(CONFINING_STACK)
+            .spawn(move || job.run());
+        // A thread that could not be made dropped its job, and with it
+        // `deliver`: the supervisor hears its channel close.
+        drop(made);
+        return;
+    }
+    imp::hand_over(job);
 }
 
-/// One confined spawn handed to the filtered spawner (Linux only: elsewhere
+/// The private temp directory made ahead of time for the next confined
+/// start (its path names the base it is in).
+static PREMADE: std::sync::Mutex<Premade> = std::sync::Mutex::new(Premade {
+    dir: None,
+    closed: false,
+});
+
+/// The directory made ahead, and whether the host is exiting (then no more
+/// are made: one made after the exit's cleanup would be left behind).
+struct Premade {
+    dir: Option<PathBuf>,
+    closed: bool,
+}
+
+/// Makes private temp directory names unique within this process.
+static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A new private temp directory under `base`: mode 0700, made exclusively,
+/// named `neurolink-commands-tmp-<pid>-<n>`.
+pub fn make_private_tmp(base: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let n = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = base.join(format!("neurolink-commands-tmp-{}-{n}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+/// The private temp directory made ahead under `base`, when there is one
+/// and it is still as it was made (a directory, not a link, of this user,
+/// mode 0700); `None` sends the caller to [`make_private_tmp`].
+///
+/// A confined start's directory is made this way off the start's path: the
+/// engine's spawner thread makes the next one once a confined process is
+/// spawned (a mkdir costs tens of microseconds on a busy ext4 `/tmp`).
+pub fn take_private_tmp(base: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = PREMADE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .dir
+        .take()?;
+    let fits = dir.parent() == Some(base)
+        && std::fs::symlink_metadata(&dir).is_ok_and(|m| {
+            m.file_type().is_dir()
+                && m.mode() & 0o7777 == 0o700
+                && m.uid() == rustix::process::geteuid().as_raw()
+        });
+    if fits {
+        return Some(dir);
+    }
+    let _ = std::fs::remove_dir(&dir);
+    None
+}
+
+/// Make the next confined start's private temp directory under `base`,
+/// unless one is waiting already.
+fn premake_private_tmp(base: &Path) {
+    // Made under the lock: the exit's cleanup either finds it in the slot or
+    // comes first and closes the slot, so none is left behind.
+    let mut slot = PREMADE.lock().unwrap_or_else(|e| e.into_inner());
+    if slot.closed || slot.dir.is_some() {
+        return;
+    }
+    slot.dir = make_private_tmp(base).ok();
+}
+
+/// Remove the directory made ahead, if any, and make no more (the host
+/// process is exiting).
+pub fn discard_premade() {
+    let dir = {
+        let mut slot = PREMADE.lock().unwrap_or_else(|e| e.into_inner());
+        slot.closed = true;
+        slot.dir.take()
+    };
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// The base a plan's private temp directory is in.
+fn tmp_base(plan: &Plan) -> Option<PathBuf> {
+    plan.private_tmp
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+}
+
+/// One confined spawn handed to a confining thread (Linux only: elsewhere
 /// every confined start is refused before it gets here).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Job {
-    plan: Plan,
-    argv: Vec<String>,
-    cwd: PathBuf,
-    dir: std::os::fd::OwnedFd,
-    env: Option<Vec<(String, String)>>,
-    input: super::spawn::Input,
-    reply: std::sync::mpsc::SyncSender<std::io::Result<Spawned>>,
+    start: Start,
+    guard: Guard,
+    deliver: Deliver,
 }
 
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Job {
-    /// Run in a thread of the filtered spawner: Landlock, then spawn.
+    /// Run on a confining thread: Landlock, then spawn, inside the guard;
+    /// then ask for the next spare thread (and private temp directory).
     fn run(self) {
-        use std::os::fd::AsFd;
-        let req = super::transform::Request {
-            argv: &self.argv,
-            cwd: &self.cwd,
-            dir: self.dir.as_fd(),
-            env: self.env.as_deref(),
-            confine: None,
-            input: self.input,
+        let Job {
+            start,
+            guard,
+            deliver,
+        } = self;
+        let mut spawn = || {
+            imp::restrict_this_thread(&start.plan)?;
+            spawn_start(&start)
         };
-        // The ruleset's descriptor (`_ruleset`) is closed after the spawn,
-        // not between restricting and spawning.
-        let r =
-            imp::restrict_this_thread(&self.plan).and_then(|_ruleset| super::spawn::spawn(&req));
-        let _ = self.reply.send(r);
+        let result = guard(&mut spawn);
+        deliver(result);
+        if !start.plan.network {
+            imp::want_spare(tmp_base(&start.plan));
+        } else if let Some(base) = tmp_base(&start.plan) {
+            premake_private_tmp(&base);
+        }
     }
+}
+
+/// The spawn of a confined start, on its (restricted) thread, with its
+/// private temp directory (if any) for the spawn to put in the environment.
+fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
+    use std::os::fd::{AsFd, AsRawFd};
+    let cwd = PathBuf::from(format!("/proc/self/fd/{}", start.dir.as_raw_fd()));
+    super::spawn::spawn(&super::transform::Request {
+        argv: &start.argv,
+        cwd: &cwd,
+        dir: start.dir.as_fd(),
+        env: start.env.as_deref(),
+        input: start.input,
+        tmp: start.plan.private_tmp.as_deref(),
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -360,10 +486,10 @@ mod imp {
 
     /// The opened paths, by the path the rule names (`None`: a system path
     /// that does not exist on this machine).
-    type Kept = HashMap<PathBuf, Option<Arc<Opened>>>;
+    type KeptPaths = HashMap<PathBuf, Option<Arc<Opened>>>;
 
-    fn kept() -> &'static Mutex<Kept> {
-        static K: OnceLock<Mutex<Kept>> = OnceLock::new();
+    fn kept() -> &'static Mutex<KeptPaths> {
+        static K: OnceLock<Mutex<KeptPaths>> = OnceLock::new();
         K.get_or_init(|| Mutex::new(HashMap::new()))
     }
 
@@ -410,14 +536,29 @@ mod imp {
         out
     }
 
-    /// Restrict the calling thread (and so what it spawns) by `plan`; the
-    /// ruleset's descriptor is returned for the caller to close once the
-    /// child is spawned.
-    pub fn restrict_this_thread(plan: &Plan) -> io::Result<RulesetCreated> {
+    /// The file rights a grant gives a path (a file gets only file rights).
+    fn access(grant: Grant, is_dir: bool) -> landlock::BitFlags<AccessFs> {
         let fs = AccessFs::from_all(ABI::V3);
+        let file_rights = AccessFs::from_file(ABI::V3);
+        let access = match grant {
+            Grant::Read => AccessFs::from_read(ABI::V3),
+            Grant::Write => fs,
+            Grant::Device if is_dir => file_rights | AccessFs::ReadDir,
+            Grant::Device => file_rights,
+        };
+        if is_dir {
+            access
+        } else {
+            access & file_rights
+        }
+    }
+
+    /// A new ruleset holding every rule of `plan` but its private temp
+    /// directory.
+    fn build(plan: &Plan) -> io::Result<RulesetCreated> {
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(fs)
+            .handle_access(AccessFs::from_all(ABI::V3))
             .map_err(ll)?
             .scope(Scope::from_all(ABI::V6))
             .map_err(ll)?;
@@ -427,39 +568,161 @@ mod imp {
                 .map_err(ll)?;
         }
         let mut created = ruleset.create().map_err(ll)?;
-        let file_rights = AccessFs::from_file(ABI::V3);
-        let access = |grant: Grant, is_dir: bool| {
-            let access = match grant {
-                Grant::Read => AccessFs::from_read(ABI::V3),
-                Grant::Write => fs,
-                Grant::Device if is_dir => file_rights | AccessFs::ReadDir,
-                Grant::Device => file_rights,
-            };
-            if is_dir {
-                access
-            } else {
-                access & file_rights
-            }
-        };
         for (o, grant) in opened_rules(plan) {
             created = created
                 .add_rule(PathBeneath::new(o.fd.as_fd(), access(grant, o.is_dir)))
                 .map_err(ll)?;
         }
-        // The private temp directory: a fresh one per command, never kept.
-        // A path missing now is not granted (Landlock rules name inodes).
+        Ok(created)
+    }
+
+    /// What a kept ruleset was built from: the plan without its private
+    /// temp directory, and the inode each of the plan's other paths named
+    /// then (`None`: missing, so not granted).
+    struct Built {
+        system: Arc<[(PathBuf, Grant)]>,
+        rules: Vec<(PathBuf, Grant)>,
+        network: bool,
+        found: Vec<Option<(u64, u64)>>,
+    }
+
+    /// The inode each of the plan's non-system paths names now.
+    fn found(plan: &Plan) -> Vec<Option<(u64, u64)>> {
+        plan.rules
+            .iter()
+            .map(|(p, _)| rfs::stat(p).ok().map(|st| (st.st_dev, st.st_ino)))
+            .collect()
+    }
+
+    /// How many private temp directories one kept ruleset grants before it
+    /// is built afresh (each rule keeps its removed directory's inode).
+    const GRANTS_PER_RULESET: usize = 64;
+
+    /// A ruleset kept for later starts of the same plan.
+    struct Kept {
+        built: Built,
+        ruleset: RulesetCreated,
+        /// Private temp directories it granted that are not known removed.
+        live: Arc<std::sync::atomic::AtomicUsize>,
+        grants: usize,
+    }
+
+    /// The kept rulesets (a few plans at most).
+    fn rulesets() -> &'static Mutex<Vec<Kept>> {
+        static R: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+        &R
+    }
+
+    /// The private temp directories granted by a kept ruleset and not yet
+    /// removed, by path: their removal is what lets the ruleset be reused.
+    fn leases() -> &'static Mutex<HashMap<PathBuf, Arc<std::sync::atomic::AtomicUsize>>> {
+        static L: OnceLock<Mutex<HashMap<PathBuf, Arc<std::sync::atomic::AtomicUsize>>>> =
+            OnceLock::new();
+        L.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    /// `dir`, a private temp directory, is gone.
+    pub fn tmp_removed(dir: &Path) {
+        let lease = leases()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(dir);
+        if let Some(live) = lease {
+            live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+
+    /// The ruleset of `plan` (its private temp directory included), for
+    /// one start to restrict itself with.
+    ///
+    /// Building a ruleset is most of a confined start's cost, so one is kept
+    /// per plan and reused while that is safe. Each start still gets a
+    /// domain of its own — `landlock_restrict_self` makes a new one from
+    /// the ruleset every time — but rules can only be added to a ruleset,
+    /// never taken out, so a kept ruleset also grants every private temp
+    /// directory it granted before. That grants nothing once those
+    /// directories are removed: a rule holds its directory's inode, so the
+    /// inode cannot be reused, and nothing can be created in a removed
+    /// directory. The kept ruleset is therefore reused only when every
+    /// private temp directory it granted is known removed (the last
+    /// command settled, its directory gone: sequential starts), and only
+    /// while the plan's paths still name the inodes it was built with;
+    /// otherwise — commands running side by side, say — a fresh ruleset is
+    /// built and kept in its place.
+    fn ruleset_for(plan: &Plan) -> io::Result<RulesetCreated> {
+        use std::sync::atomic::Ordering;
+        let now = found(plan);
+        let mut kept = rulesets().lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept.iter().position(|k| {
+            k.built.network == plan.network
+                && k.built.found == now
+                && (Arc::ptr_eq(&k.built.system, &plan.system) || k.built.system == plan.system)
+                && k.built.rules == plan.rules
+        });
+        let reusable = at.filter(|&i| {
+            let k = &kept[i];
+            k.live.load(Ordering::Acquire) == 0 && k.grants < GRANTS_PER_RULESET
+        });
+        let i = match reusable {
+            Some(i) => i,
+            None => {
+                let ruleset = build(plan)?;
+                let built = Built {
+                    system: plan.system.clone(),
+                    rules: plan.rules.clone(),
+                    network: plan.network,
+                    found: now,
+                };
+                let fresh = Kept {
+                    built,
+                    ruleset,
+                    live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                    grants: 0,
+                };
+                match at {
+                    Some(i) => {
+                        kept[i] = fresh;
+                        i
+                    }
+                    None => {
+                        if kept.len() >= 8 {
+                            kept.remove(0);
+                        }
+                        kept.push(fresh);
+                        kept.len() - 1
+                    }
+                }
+            }
+        };
+        let k = &mut kept[i];
+        let mut ruleset = k.ruleset.try_clone().map_err(ll)?;
+        // The private temp directory: a fresh one per command. A path
+        // missing now is not granted (Landlock rules name inodes).
         if let Some(tmp) = &plan.private_tmp {
             if let Some(o) = open_rule_path(tmp, false) {
-                created = created
+                ruleset = ruleset
                     .add_rule(PathBeneath::new(
                         o.fd.as_fd(),
                         access(Grant::Write, o.is_dir),
                     ))
                     .map_err(ll)?;
+                k.grants += 1;
+                k.live.fetch_add(1, Ordering::AcqRel);
+                leases()
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(tmp.clone(), k.live.clone());
             }
         }
-        let keep = created.try_clone().map_err(ll)?;
-        let status = created.restrict_self().map_err(ll)?;
+        Ok(ruleset)
+    }
+
+    /// Restrict the calling thread (and so what it spawns) by `plan`.
+    /// (Closing the descriptor this start used is cheap: the kept ruleset
+    /// holds the kernel's object, whose freeing once cost a start tens of
+    /// microseconds.)
+    pub fn restrict_this_thread(plan: &Plan) -> io::Result<()> {
+        let status = ruleset_for(plan)?.restrict_self().map_err(ll)?;
         if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
             return Err(ll(format!("the kernel enforced it only as {status:?}")));
         }
@@ -468,7 +731,7 @@ mod imp {
         if !plan.network && !filtered() {
             return Err(ll("the socket filter is missing on the spawning thread"));
         }
-        Ok(keep)
+        Ok(())
     }
 
     thread_local! {
@@ -483,8 +746,9 @@ mod imp {
     enum Ask {
         /// Run this job on a thread of its own (no spare was waiting).
         Run(Box<super::Job>),
-        /// Make a new spare thread (the last one was taken).
-        Spare,
+        /// Make a new spare thread (the last one was taken), and the next
+        /// private temp directory under this base.
+        Spare(Option<PathBuf>),
     }
 
     type Spawner = Mutex<std::sync::mpsc::Sender<Ask>>;
@@ -496,27 +760,47 @@ mod imp {
         &S
     }
 
-    /// Give `job` to the waiting spare thread, else to the spawner; ask the
-    /// spawner for the next spare either way.
-    pub fn hand_over(job: Box<super::Job>) -> io::Result<()> {
-        let spawner = filtered_spawner()?;
+    /// Give `job` to the waiting spare thread, else to the spawner (which
+    /// makes a thread for it). When neither can take it, the job is
+    /// answered with the spawner's error.
+    pub fn hand_over(job: Box<super::Job>) {
+        let spawner = match filtered_spawner() {
+            Ok(s) => s,
+            Err(e) => {
+                let super::Job { deliver, .. } = *job;
+                deliver(Err(e));
+                return;
+            }
+        };
         let waiting = spare().lock().unwrap_or_else(|e| e.into_inner()).take();
         let job = match waiting {
             Some(tx) => match tx.send(job) {
-                Ok(()) => None,
+                Ok(()) => return,
                 // The spare is gone (it could not run): the spawner runs it.
-                Err(std::sync::mpsc::SendError(job)) => Some(job),
+                Err(std::sync::mpsc::SendError(job)) => job,
             },
-            None => Some(job),
+            None => job,
         };
-        let spawner = spawner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(job) = job {
-            spawner
-                .send(Ask::Run(job))
-                .map_err(|_| io::Error::other("the filtered spawner thread is gone"))?;
+        let sent = spawner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(Ask::Run(job));
+        if let Err(std::sync::mpsc::SendError(Ask::Run(job))) = sent {
+            let super::Job { deliver, .. } = *job;
+            deliver(Err(io::Error::other("the filtered spawner thread is gone")));
         }
-        let _ = spawner.send(Ask::Spare);
-        Ok(())
+    }
+
+    /// Ask the spawner for the next spare thread. Called once a job's
+    /// process is spawned, so making the thread does not compete with the
+    /// spawn for the machine's cores.
+    pub fn want_spare(tmp_base: Option<PathBuf>) {
+        if let Ok(spawner) = filtered_spawner() {
+            let _ = spawner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .send(Ask::Spare(tmp_base));
+        }
     }
 
     /// Start a thread of the filtered spawner (called on it) that runs one
@@ -531,6 +815,7 @@ mod imp {
         };
         let made = std::thread::Builder::new()
             .name("nlc-confine".into())
+            .stack_size(super::CONFINING_STACK)
             .spawn(move || {
                 FILTERED.with(|f| f.set(true));
                 let job = match (job, spare_rx) {
@@ -577,11 +862,14 @@ mod imp {
                     for ask in rx {
                         match ask {
                             Ask::Run(job) => confining_thread(Some(job)),
-                            Ask::Spare => {
+                            Ask::Spare(base) => {
                                 let none_waiting =
                                     spare().lock().unwrap_or_else(|e| e.into_inner()).is_none();
                                 if none_waiting {
                                     confining_thread(None);
+                                }
+                                if let Some(base) = base {
+                                    super::premake_private_tmp(&base);
                                 }
                             }
                         }
@@ -635,6 +923,8 @@ mod imp {
 mod imp {
     use super::Plan;
 
+    pub fn tmp_removed(_dir: &std::path::Path) {}
+
     pub fn kernel_abi() -> u32 {
         0
     }
@@ -643,20 +933,28 @@ mod imp {
         false
     }
 
-    pub fn restrict_this_thread(_plan: &Plan) -> std::io::Result<std::convert::Infallible> {
+    pub fn restrict_this_thread(_plan: &Plan) -> std::io::Result<()> {
         Err(std::io::Error::other(
             "kernel confinement is available on Linux only",
         ))
     }
+
+    pub fn want_spare(_tmp_base: Option<std::path::PathBuf>) {}
 
     /// Never reached: [`super::missing`] refuses every confined start first.
     /// (The job stays boxed: the signature is the Linux one.)
     #[allow(clippy::boxed_local)]
-    pub fn hand_over(_job: Box<super::Job>) -> std::io::Result<()> {
-        Err(std::io::Error::other(
+    pub fn hand_over(job: Box<super::Job>) {
+        (job.deliver)(Err(std::io::Error::other(
             "kernel confinement is available on Linux only",
-        ))
+        )))
     }
 }
 
 use imp::{kernel_abi, kernel_seccomp};
+
+/// A confined command's private temp directory `dir` is removed: a kept
+/// ruleset that granted it may be reused (see the Linux `ruleset_for`).
+pub fn tmp_removed(dir: &Path) {
+    imp::tmp_removed(dir)
+}

@@ -30,6 +30,14 @@ const SETSID: libc::c_short = libc::POSIX_SPAWN_SETSID as libc::c_short;
 #[cfg(target_os = "macos")]
 const SETSID: libc::c_short = 0x0400 | libc::POSIX_SPAWN_CLOEXEC_DEFAULT as libc::c_short;
 
+/// The flags of a piped start: its own process group (and, on macOS, every
+/// descriptor not named by a file action closed).
+#[cfg(target_os = "linux")]
+const PIPED_FLAGS: libc::c_short = libc::POSIX_SPAWN_SETPGROUP as libc::c_short;
+#[cfg(target_os = "macos")]
+const PIPED_FLAGS: libc::c_short =
+    (libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_CLOEXEC_DEFAULT) as libc::c_short;
+
 /// What one terminal start needs, already in C form.
 pub struct TerminalSpawn<'a> {
     /// The path to execute, or the bare name to look up in the host's PATH
@@ -203,8 +211,7 @@ pub fn spawn_in_terminal(s: &TerminalSpawn<'_>) -> io::Result<i32> {
     )
 }
 
-/// A started piped process (macOS): its pid and the parent's ends of its pipes.
-#[cfg(target_os = "macos")]
+/// A started piped process: its pid and the parent's ends of its pipes.
 pub struct Piped {
     /// Its pid, which is also its process group id.
     pub pid: i32,
@@ -216,14 +223,15 @@ pub struct Piped {
     pub stderr: std::os::fd::OwnedFd,
 }
 
-/// macOS: start `program` (looked up in the host's PATH when `search` is
-/// set) in its own process group, stdin from /dev/null or a pipe, both
-/// streams piped, every other descriptor closed
-/// (`POSIX_SPAWN_CLOEXEC_DEFAULT`), the working directory entered through
-/// the held descriptor, so a path swapped after the cwd check cannot move
-/// the child. posix_spawn is a system call there: exec errors come back as
-/// errors and every attribute is applied before the call returns.
-#[cfg(target_os = "macos")]
+/// Start `program` (looked up in the host's PATH when `search` is set) in
+/// its own process group, stdin from /dev/null or a pipe, both streams
+/// piped, the working directory entered through the held descriptor, so a
+/// path swapped after the cwd check cannot move the child. On macOS every
+/// other descriptor is closed (`POSIX_SPAWN_CLOEXEC_DEFAULT`) and
+/// posix_spawn is a system call: exec errors come back as errors and every
+/// attribute is applied before the call returns. On Linux the engine's own
+/// descriptors are close-on-exec already, and glibc and musl report a
+/// failed exec as the call's error too.
 pub fn spawn_piped(
     program: &CStr,
     search: bool,
@@ -251,7 +259,7 @@ pub fn spawn_piped(
         search,
         argv,
         envp,
-        (libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_CLOEXEC_DEFAULT) as libc::c_short,
+        PIPED_FLAGS,
         &[
             first,
             FileAction::Dup2 {
@@ -271,6 +279,12 @@ pub fn spawn_piped(
         stdout: out_r,
         stderr: err_r,
     })
+}
+
+/// A pipe whose ends are close-on-exec, read end first.
+#[cfg(target_os = "linux")]
+fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
 /// A pipe whose ends are close-on-exec (macOS has no pipe2), read end first.

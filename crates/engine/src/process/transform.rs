@@ -10,7 +10,7 @@
 //! wrapper and without the wrapper bypassing them. It must keep the shape
 //! spawn relies on: no shell, posix_spawn (no `pre_exec`, no fork of the
 //! host), the leader as its group's id. A confined start (SPEC §8) spawns
-//! through [`confine::spawn`](super::confine::spawn); otherwise the request
+//! through [`confine::spawn_detached`](super::confine::spawn_detached); otherwise the request
 //! passes through unchanged.
 
 use std::os::fd::BorrowedFd;
@@ -32,16 +32,17 @@ pub struct Request<'a> {
     pub dir: BorrowedFd<'a>,
     /// The replacing environment, if any.
     pub env: Option<&'a [(String, String)]>,
-    /// The kernel confinement to apply, if any.
-    pub confine: Option<&'a super::confine::Plan>,
     /// What the command reads: /dev/null, a pipe, or a terminal.
     pub input: Input,
+    /// A confined command's private temp directory, given to it as
+    /// `TMPDIR`, `TMP` and `TEMP` (see [`spawn`](super::spawn)).
+    pub tmp: Option<&'a Path>,
 }
 
-/// Apply the configured transform and spawn the result.
+/// Spawn an unconfined start (a terminal or pipes). A confined start is
+/// handed to [`confine::spawn_detached`](super::confine::spawn_detached) by
+/// the supervisor instead, with the same checks passed and the same gate
+/// held around its spawn.
 pub fn spawn(launch: Request<'_>) -> std::io::Result<Spawned> {
-    match launch.confine {
-        Some(plan) => super::confine::spawn(plan, launch),
-        None => super::spawn::spawn(&launch),
-    }
+    super::spawn::spawn(&launch)
 }

@@ -1,0 +1,158 @@
+//! Log directories made ahead of the start that uses them.
+//!
+//! Creating a task directory (the directory, the writer marker and both
+//! logs: four inodes) is the dearest part of a start on the caller's
+//! thread: on ext4, whose inode allocator scans recently freed inodes in a
+//! busy temp directory, it takes from about 50 µs to more than half a
+//! millisecond. So after a start a blocking thread of the engine's runtime
+//! makes the next directories — at most [`KEEP`] — and the next start takes
+//! one instead of making its own.
+//!
+//! A spare is made exactly as a start makes its directory
+//! ([`logfile::make_task_dir`]: relative to the held trusted base, 0700,
+//! the marker and both logs created exclusively without following links,
+//! their identities recorded), and under the task id the command that takes
+//! it gets: the id's counter is drawn when the spare is made, so nothing is
+//! renamed afterwards. A spare is used only by a start whose logs go to the
+//! same held base (after a `configureLogs({ dir })` the old ones are
+//! removed), carries this process's writer marker (a prune by another
+//! process leaves it alone while this one lives, and removes it once this
+//! one has ended), and is removed when the process exits.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use super::ids;
+use crate::text::capture::Stream;
+use crate::text::logfile::{self, LogBase, Made};
+
+/// How many spares are kept ready at most.
+pub const KEEP: usize = 2;
+
+/// One directory made ahead: its base, the counter its name is spelled
+/// from, and its open logs.
+struct Spare {
+    base: Arc<LogBase>,
+    seq: u64,
+    made: Made,
+}
+
+#[derive(Default)]
+struct Pool {
+    spares: Vec<Spare>,
+    /// The log directory of the latest start: a spare made under another
+    /// one (a maker that was at work when the directory changed) is removed
+    /// at once instead of kept for a start that would never take it.
+    current: Option<Arc<LogBase>>,
+    /// A blocking thread is making spares now.
+    making: bool,
+    /// The process is exiting: no more spares.
+    closed: bool,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    spares: Vec::new(),
+    current: None,
+    making: false,
+    closed: false,
+});
+/// Signalled when a maker finishes (the exit cleanup waits for it).
+static MADE: Condvar = Condvar::new();
+
+fn names() -> [&'static str; 2] {
+    Stream::BOTH.map(|s| s.file_name())
+}
+
+fn remove(s: Spare) {
+    drop(s.made);
+    logfile::remove_task_dir(&s.base, &ids::task_id(s.seq), names());
+}
+
+/// A spare made under `base`, oldest first: its counter and its open logs.
+/// Spares of another base (the log directory changed since they were made)
+/// are removed off the caller's thread.
+pub fn take(base: &Arc<LogBase>) -> Option<(u64, Made)> {
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    pool.current = Some(base.clone());
+    if let Some(i) = pool.spares.iter().position(|s| Arc::ptr_eq(&s.base, base)) {
+        let s = pool.spares.remove(i);
+        return Some((s.seq, s.made));
+    }
+    if !pool.spares.is_empty() {
+        let stale: Vec<Spare> = pool.spares.drain(..).collect();
+        drop(pool);
+        crate::runtime::handle().spawn_blocking(move || stale.into_iter().for_each(remove));
+    }
+    None
+}
+
+/// Make spares on a blocking thread until [`KEEP`] are ready under the log
+/// directory of the latest start (`base` until a start names one), unless
+/// that is so already or a maker is at work. A maker that finds the
+/// directory changed under it removes what it made and goes on under the
+/// new one. A failure (the base was removed, the disk is full) just leaves
+/// the pool short: the start that finds no spare makes its directory itself
+/// and reports the error.
+pub fn refill(base: &Arc<LogBase>) {
+    {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.closed || pool.making || pool.spares.len() >= KEEP {
+            return;
+        }
+        pool.making = true;
+    }
+    let first = base.clone();
+    crate::runtime::handle().spawn_blocking(move || {
+        let finish = |mut pool: std::sync::MutexGuard<'_, Pool>| {
+            pool.making = false;
+            MADE.notify_all();
+        };
+        loop {
+            let base = {
+                let pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+                if pool.closed {
+                    return finish(pool);
+                }
+                pool.current.clone().unwrap_or_else(|| first.clone())
+            };
+            let seq = ids::new_task_seq();
+            let Ok(made) = logfile::make_task_dir(&base, &ids::task_id(seq), names()) else {
+                return finish(POOL.lock().unwrap_or_else(|e| e.into_inner()));
+            };
+            let spare = Spare { base, seq, made };
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            let current = pool
+                .current
+                .as_ref()
+                .is_none_or(|c| Arc::ptr_eq(c, &spare.base));
+            if !pool.closed && current {
+                pool.spares.push(spare);
+                if pool.spares.len() >= KEEP {
+                    return finish(pool);
+                }
+            } else {
+                drop(pool);
+                remove(spare);
+            }
+        }
+    });
+}
+
+/// The process is exiting: make no more spares and remove the ones made
+/// (waiting a moment for a maker at work, so it leaves none behind).
+pub fn close() {
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    pool.closed = true;
+    let mut waited = Duration::ZERO;
+    while pool.making && waited < Duration::from_secs(1) {
+        let step = Duration::from_millis(50);
+        pool = MADE
+            .wait_timeout(pool, step)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+        waited += step;
+    }
+    let spares: Vec<Spare> = pool.spares.drain(..).collect();
+    drop(pool);
+    spares.into_iter().for_each(remove);
+}

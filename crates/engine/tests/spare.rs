@@ -1,0 +1,181 @@
+//! Log directories made ahead (`jobs::spare`): after a start the next
+//! directories are made off the caller's thread, exactly as a start makes
+//! one (0700, the writer marker, both logs 0600, under the task id the next
+//! command gets); the next start takes one, its output lands in it in full;
+//! the spares are never used under another log directory; and the exit
+//! cleanup leaves none behind. One test in its own binary: the pool and the
+//! log settings are process-wide, and the exit cleanup closes the pool.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use neurolink_commands_engine::commands::{self, StartOptions};
+use neurolink_commands_engine::jobs::{retention, spare};
+use neurolink_commands_engine::policy::PolicyInput;
+use neurolink_commands_engine::text::logfile;
+
+mod common;
+
+fn task_dirs(base: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(base)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('c'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Wait until `f` holds (the spares are made on another thread).
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
+    let f = common::fixture(PolicyInput {
+        allowed_executables: vec!["/bin/sh".into()],
+        ..Default::default()
+    });
+    let base = f.logs.path().join("neurolink-commands");
+    let run = |script: &str| {
+        let argv = vec!["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
+        commands::start(
+            argv,
+            StartOptions {
+                cwd: ".".into(),
+                ..Default::default()
+            },
+            f.ctx(),
+        )
+        .unwrap()
+        .task_id
+    };
+
+    // The first start makes its own directory; then the spares follow.
+    let first = run("echo one");
+    assert_eq!(
+        commands::await_settled(f.host, &first, None)
+            .await
+            .unwrap()
+            .state
+            .as_str(),
+        "exited"
+    );
+    // A spare's directory exists a moment before its files: wait for both.
+    let complete = |dir: &Path| std::fs::read_dir(dir).is_ok_and(|d| d.count() == 3);
+    eventually("the spares", || {
+        let dirs = task_dirs(&base);
+        dirs.len() == 1 + spare::KEEP && dirs.iter().all(|n| complete(&base.join(n)))
+    });
+    let spares: Vec<String> = task_dirs(&base)
+        .into_iter()
+        .filter(|n| *n != first)
+        .collect();
+    for s in &spares {
+        let dir = base.join(s);
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700,
+            "{s}"
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [logfile::own_marker(), "stderr.log", "stdout.log"],
+            "{s}"
+        );
+        for log in ["stdout.log", "stderr.log"] {
+            let m = std::fs::symlink_metadata(dir.join(log)).unwrap();
+            assert!(m.file_type().is_file() && m.len() == 0, "{s}/{log}");
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{s}/{log}");
+        }
+    }
+
+    // The next start takes the oldest spare: its task id is that
+    // directory's name, and its output is there in full.
+    let second = run("printf two; printf err >&2");
+    let oldest = spares
+        .iter()
+        .min_by_key(|n| n[1..n.len() - 12].parse::<u64>().unwrap())
+        .unwrap();
+    assert_eq!(&second, oldest);
+    let st = commands::await_settled(f.host, &second, None)
+        .await
+        .unwrap();
+    assert_eq!((st.stdout_bytes, st.stderr_bytes), (3.0, 3.0));
+    assert_eq!(
+        std::fs::read_to_string(base.join(&second).join("stdout.log")).unwrap(),
+        "two"
+    );
+    assert_eq!(
+        std::fs::read_to_string(base.join(&second).join("stderr.log")).unwrap(),
+        "err"
+    );
+    // It reads back through the checked open of every log.
+    let page = commands::read_output(
+        f.host,
+        &second,
+        neurolink_commands_engine::capture::Stream::Stdout,
+        neurolink_commands_engine::paging::Window {
+            offset: 0,
+            limit: 100,
+            from_end: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(String::from_utf16(&page.content).unwrap(), "two");
+
+    // Under another log directory the spares are not used (and go).
+    let other = tempfile::tempdir().unwrap();
+    let other_dir = other.path().join("logs");
+    retention::configure(
+        retention::LogOptions {
+            dir: Some(Some(other_dir.to_str().unwrap().into())),
+            ..Default::default()
+        },
+        f.logs.path(),
+    )
+    .unwrap();
+    let third = run("echo three");
+    commands::await_settled(f.host, &third, None).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(other_dir.join(&third).join("stdout.log")).unwrap(),
+        "three\n"
+    );
+    assert!(!base.join(&third).exists());
+    eventually("the old base's spares to go", || {
+        task_dirs(&base) == BTreeSet::from([first.clone(), second.clone()])
+    });
+    eventually("spares under the new base", || {
+        task_dirs(&other_dir).len() == 1 + spare::KEEP
+    });
+
+    // The process exits: no spare stays; the commands' own directories do
+    // (removeOnExit is off).
+    retention::exit_cleanup();
+    assert_eq!(task_dirs(&other_dir), BTreeSet::from([third.clone()]));
+    assert_eq!(task_dirs(&base), BTreeSet::from([first, second]));
+    // And none is made after that.
+    let fourth = run("echo four");
+    commands::await_settled(f.host, &fourth, None)
+        .await
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(task_dirs(&other_dir), BTreeSet::from([third, fourth]));
+}
