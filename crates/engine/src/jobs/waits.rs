@@ -98,12 +98,7 @@ fn scan_start_near(
     file: &std::fs::File,
     from: u64,
 ) -> std::io::Result<ScanStart> {
-    let (cb, cu) = rec
-        .log(s)
-        .index
-        .lock()
-        .unwrap()
-        .checkpoint_at_or_before(from);
+    let (cb, cu) = rec.log(s).index().checkpoint_at_or_before(from);
     let ls = matching::line_start_before(file, cb)?;
     let back = matching::units_between(file, ls, cb)?;
     Ok(ScanStart {
@@ -136,14 +131,14 @@ fn begin(
         .map_err(|e| io_error(rec, s, &e))?;
     let end = match live_from {
         Some(b) => b,
-        None => log.index.lock().unwrap().bytes_seen(),
+        None => log.index().bytes_seen(),
     };
     let scan = || -> std::io::Result<Option<Hit>> {
         let start = scan_start_near(rec, s, &file, from)?;
         if start.byte >= end {
             return Ok(None);
         }
-        let checkpoint = |b: u64| log.index.lock().unwrap().checkpoint_at_or_before_byte(b);
+        let checkpoint = |b: u64| log.index().checkpoint_at_or_before_byte(b);
         let r = matching::search_file_indexed(
             &file,
             start,
@@ -275,10 +270,10 @@ pub fn search(
     let file = rec.open_log(s).map_err(|e| io_error(rec, s, &e))?;
     let log = rec.log(s);
     let (end, complete) = {
-        let idx = log.index.lock().unwrap();
+        let idx = log.index();
         (idx.bytes_seen(), log.is_finished())
     };
-    let checkpoint = |b: u64| log.index.lock().unwrap().checkpoint_at_or_before_byte(b);
+    let checkpoint = |b: u64| log.index().checkpoint_at_or_before_byte(b);
     let r = matching::search_file_indexed(
         &file,
         ScanStart::ORIGIN,

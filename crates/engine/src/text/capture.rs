@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::decode::Utf16Index;
 use super::matching::{self, Waiter, Watch};
@@ -60,22 +60,40 @@ pub static LOG_BYTES: AtomicU64 = AtomicU64::new(0);
 pub struct StreamLog {
     bytes: AtomicU64,
     finished: AtomicBool,
-    /// Decoder state and offset checkpoints, updated as bytes land in the file.
-    pub index: Mutex<Utf16Index>,
+    /// Decoder state and offset checkpoints, updated as bytes land in the
+    /// file; made with the first byte, so a stream that prints nothing (most
+    /// streams of a settled record kept for the life of the process) keeps
+    /// no index at all. Read it through [`StreamLog::index`].
+    index: Mutex<Option<Box<Utf16Index>>>,
     /// The waits watching this stream, fed every chunk as it lands (none:
     /// nothing is kept). Taken before `index` wherever both are held.
     watch: Mutex<Option<Box<Watch>>>,
 }
 
+/// The index of a stream that printed nothing.
+static EMPTY_INDEX: std::sync::LazyLock<Utf16Index> = std::sync::LazyLock::new(Utf16Index::new);
+
+/// A stream's index, locked (see [`StreamLog::index`]).
+pub struct IndexGuard<'a>(MutexGuard<'a, Option<Box<Utf16Index>>>);
+
+impl std::ops::Deref for IndexGuard<'_> {
+    type Target = Utf16Index;
+
+    fn deref(&self) -> &Utf16Index {
+        self.0.as_deref().unwrap_or(&EMPTY_INDEX)
+    }
+}
+
 impl StreamLog {
     /// A log, empty so far.
     pub fn new() -> Self {
-        StreamLog {
-            bytes: AtomicU64::new(0),
-            finished: AtomicBool::new(false),
-            index: Mutex::new(Utf16Index::new()),
-            watch: Mutex::new(None),
-        }
+        Self::default()
+    }
+
+    /// The stream's UTF-16 index, locked (an empty one while the stream has
+    /// no bytes).
+    pub fn index(&self) -> IndexGuard<'_> {
+        IndexGuard(self.index.lock().unwrap())
     }
 
     /// Bytes in the log file.
@@ -95,7 +113,9 @@ impl StreamLog {
         if let Some(w) = watch.as_mut() {
             w.finish();
         }
-        self.index.lock().unwrap().shrink();
+        if let Some(idx) = self.index.lock().unwrap().as_mut() {
+            idx.shrink();
+        }
         self.finished.store(true, Ordering::Release);
     }
 
@@ -112,11 +132,7 @@ impl StreamLog {
             // No chunk can land while the watch lock is held.
             let end = self.bytes();
             let start = matching::line_start_before(file, end)?;
-            let (cb, cu) = self
-                .index
-                .lock()
-                .unwrap()
-                .checkpoint_at_or_before_byte(start);
+            let (cb, cu) = self.index().checkpoint_at_or_before_byte(start);
             let units = cu + matching::units_between(file, cb, start)?;
             let mut line = vec![0u8; (end - start) as usize];
             std::os::unix::fs::FileExt::read_exact_at(file, &mut line, start)?;
@@ -138,7 +154,7 @@ impl StreamLog {
 
     /// The decodable length: all bytes once finished, else the committed ones.
     pub fn readable_bytes(&self) -> u64 {
-        let idx = self.index.lock().unwrap();
+        let idx = self.index();
         if self.is_finished() {
             idx.bytes_seen()
         } else {
@@ -223,7 +239,8 @@ fn publish(log: &StreamLog, bytes: &[u8]) {
     let mut watch = log.watch.lock().unwrap();
     {
         let mut idx = log.index.lock().unwrap();
-        idx.push(bytes);
+        idx.get_or_insert_with(|| Box::new(Utf16Index::new()))
+            .push(bytes);
         log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
         LOG_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     }
@@ -259,6 +276,22 @@ mod tests {
         assert_eq!(sink.write(&log, b"1234567890").unwrap(), Wrote::CapReached);
         assert_eq!(std::fs::read(&path).unwrap(), b"1234567");
         assert_eq!(log.bytes(), 7);
+    }
+
+    #[test]
+    fn a_stream_that_prints_nothing_keeps_no_index() {
+        let log = StreamLog::new();
+        log.finish();
+        assert!(log.index.lock().unwrap().is_none());
+        assert_eq!((log.readable_bytes(), log.index().final_units()), (0, 0));
+        // The first byte makes the index, and it counts from there.
+        let d = tempfile::tempdir().unwrap();
+        let log = StreamLog::new();
+        let mut sink = Sink::new(File::create(d.path().join("out.log")).unwrap(), 100);
+        assert_eq!(sink.write(&log, "é\n".as_bytes()).unwrap(), Wrote::All);
+        log.finish();
+        assert!(log.index.lock().unwrap().is_some());
+        assert_eq!((log.readable_bytes(), log.index().final_units()), (3, 2));
     }
 
     #[test]

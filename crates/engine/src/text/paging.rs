@@ -99,7 +99,7 @@ fn remember(key: u64, end: (u64, u64)) {
 /// (non-zero; see `Record::log_key`): a page that starts where an earlier
 /// page of the same log ended resumes decoding there.
 pub fn read_page(log: &StreamLog, file: &File, w: Window, key: u64) -> std::io::Result<Page> {
-    let idx = log.index.lock().unwrap();
+    let idx = log.index();
     let finished = log.is_finished();
     let offset = if w.from_end {
         let total = if finished {
@@ -134,7 +134,7 @@ pub fn read_page(log: &StreamLog, file: &File, w: Window, key: u64) -> std::io::
 
 /// The decoded length of a log so far.
 pub fn total_units(log: &StreamLog) -> u64 {
-    let idx = log.index.lock().unwrap();
+    let idx = log.index();
     if log.is_finished() {
         idx.final_units()
     } else {
