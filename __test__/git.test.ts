@@ -174,6 +174,7 @@ test('the six git tools answer real questions about the fixture', async () => {
     const r = result(await host.executeTool(name, params))
     assert.equal(r.state, 'exited', `${name}: ${JSON.stringify(r)}`)
     assert.equal(r.ok, true, `${name}: ${r.stderrPreview}`)
+    assert.notEqual(r.output.artifactId, '', `${name}: the host banked the output (${r.output.readBackHint})`)
     const full = host.readArtifact(r.output.artifactId)
     // the banked output is exactly what git prints for the argv in `command`
     assert.equal(full, rerun(fx.repo, r.command), `${name}: banked output equals a rerun of its command`)
@@ -239,6 +240,7 @@ test('git output is banked in full; the preview is the first previewChars charac
   const session = freshSession()
   const r = result(await host.executeTool('git_log', { format: 'full' }, { sessionId: session }))
   assert.equal(r.ok, true)
+  assert.notEqual(r.output.artifactId, '', `the host banked the output (${r.output.readBackHint})`)
   const full = host.readArtifact(r.output.artifactId)
   assert.ok(full.length > 200)
   assert.equal(full, rerun(fx.repo, r.command))
