@@ -141,6 +141,42 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     .unwrap();
     assert_eq!(String::from_utf16(&page.content).unwrap(), "two");
 
+    // Spares whose directories were deleted since (the log directory
+    // emptied under a running host) are not taken: the start makes its own
+    // directory, and its output reads back.
+    eventually("the spares again", || {
+        let dirs = task_dirs(&base);
+        dirs.len() == 2 + spare::KEEP && dirs.iter().all(|n| complete(&base.join(n)))
+    });
+    let deleted: BTreeSet<String> = task_dirs(&base)
+        .into_iter()
+        .filter(|n| *n != first && *n != second)
+        .collect();
+    assert_eq!(deleted.len(), spare::KEEP);
+    for d in &deleted {
+        std::fs::remove_dir_all(base.join(d)).unwrap();
+    }
+    let after_delete = run("printf kept");
+    assert!(
+        !deleted.contains(&after_delete),
+        "{after_delete} was a deleted spare"
+    );
+    commands::await_settled(f.host, &after_delete, None)
+        .await
+        .unwrap();
+    let page = commands::read_output(
+        f.host,
+        &after_delete,
+        neurolink_commands_engine::capture::Stream::Stdout,
+        neurolink_commands_engine::paging::Window {
+            offset: 0,
+            limit: 100,
+            from_end: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(String::from_utf16(&page.content).unwrap(), "kept");
+
     // Under another log directory the spares are not used (and go).
     let other = tempfile::tempdir().unwrap();
     let other_dir = other.path().join("logs");
@@ -160,7 +196,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     );
     assert!(!base.join(&third).exists());
     eventually("the old base's spares to go", || {
-        task_dirs(&base) == BTreeSet::from([first.clone(), second.clone()])
+        task_dirs(&base) == BTreeSet::from([first.clone(), second.clone(), after_delete.clone()])
     });
     eventually("spares under the new base", || {
         task_dirs(&other_dir).len() == 1 + spare::KEEP
@@ -170,7 +206,10 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     // (removeOnExit is off).
     retention::exit_cleanup();
     assert_eq!(task_dirs(&other_dir), BTreeSet::from([third.clone()]));
-    assert_eq!(task_dirs(&base), BTreeSet::from([first, second]));
+    assert_eq!(
+        task_dirs(&base),
+        BTreeSet::from([first, second, after_delete])
+    );
     // And none is made after that.
     let fourth = run("echo four");
     commands::await_settled(f.host, &fourth, None)

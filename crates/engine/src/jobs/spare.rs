@@ -17,7 +17,10 @@
 //! same held base (after a `configureLogs({ dir })` the old ones are
 //! removed), carries this process's writer marker (a prune by another
 //! process leaves it alone while this one lives, and removes it once this
-//! one has ended), and is removed when the process exits.
+//! one has ended), and is removed when the process exits. A spare whose
+//! logs no longer have a name (its directory was deleted under the running
+//! host) is never taken: the start makes its own directory, as it would
+//! have without spares, and finds out then whether the base is gone.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -74,16 +77,32 @@ fn remove(s: Spare) {
 pub fn take(base: &Arc<LogBase>) -> Option<(u64, Made)> {
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     pool.current = Some(base.clone());
-    if let Some(i) = pool.spares.iter().position(|s| Arc::ptr_eq(&s.base, base)) {
+    let mut stale = Vec::new();
+    let mut found = None;
+    while let Some(i) = pool.spares.iter().position(|s| Arc::ptr_eq(&s.base, base)) {
         let s = pool.spares.remove(i);
-        return Some((s.seq, s.made));
+        // A spare whose logs were removed since it was made (the log
+        // directory deleted under a running host) would take output nobody
+        // can read back: it is dropped, and the start makes its own.
+        if s.made.files.iter().all(linked) {
+            found = Some((s.seq, s.made));
+            break;
+        }
+        stale.push(s);
     }
-    if !pool.spares.is_empty() {
-        let stale: Vec<Spare> = pool.spares.drain(..).collect();
-        drop(pool);
+    if found.is_none() {
+        stale.append(&mut pool.spares);
+    }
+    drop(pool);
+    if !stale.is_empty() {
         crate::runtime::handle().spawn_blocking(move || stale.into_iter().for_each(remove));
     }
-    None
+    found
+}
+
+/// Whether an open log still has a name in its directory.
+fn linked(f: &std::fs::File) -> bool {
+    rustix::fs::fstat(f).is_ok_and(|st| st.st_nlink > 0)
 }
 
 /// Make spares on a blocking thread until [`KEEP`] are ready under the log
