@@ -597,7 +597,7 @@ pub fn ms(d: Duration) -> f64 {
     d.as_millis() as f64
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
@@ -606,7 +606,6 @@ mod tests {
     /// without thought shows up. 424 bytes: with its `Arc` header, one
     /// 448-byte allocation (Linux's sizes: other systems' locks and clocks
     /// differ).
-    #[cfg(target_os = "linux")]
     #[test]
     fn a_record_stays_small() {
         assert!(
