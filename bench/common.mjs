@@ -13,6 +13,18 @@ import { ReferenceRunner } from './reference-runner.mjs'
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
 
+// Every case writes its logs under a scratch TMPDIR of its own run: run.mjs
+// makes one for all its cases (NLC_BENCH_SCRATCH); a case run on its own
+// makes its own here, removed when it exits. cleanLogs() then only ever
+// removes this run's logs, never those of other processes that share the
+// machine's temp directory (a test suite running meanwhile).
+if (!process.env.NLC_BENCH_SCRATCH) {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'nlc-bench-')))
+  process.env.TMPDIR = dir
+  process.env.NLC_BENCH_SCRATCH = dir
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }))
+}
+
 export const MiB = 1024 * 1024
 export const GiB = 1024 * MiB
 

@@ -55,7 +55,7 @@ const SIZES = previous?.sizes ?? {
 
 // ---- scratch: every runner's logs go under one fresh directory -------------
 const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'nlc-bench-')))
-const childEnv = { ...process.env, TMPDIR: scratch }
+const childEnv = { ...process.env, TMPDIR: scratch, NLC_BENCH_SCRATCH: scratch }
 process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }))
 
 function fsType(dir) {
