@@ -62,6 +62,22 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
         .task_id
     };
 
+    // A command's stdout, read back through the checked open of every log.
+    let stdout_of = |id: &str| {
+        let page = commands::read_output(
+            f.host,
+            id,
+            neurolink_commands_engine::capture::Stream::Stdout,
+            neurolink_commands_engine::paging::Window {
+                offset: 0,
+                limit: 100,
+                from_end: false,
+            },
+        )
+        .unwrap();
+        String::from_utf16(&page.content).unwrap()
+    };
+
     // The first start makes its own directory; then the spares follow.
     let first = run("echo one");
     assert_eq!(
@@ -127,19 +143,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
         std::fs::read_to_string(base.join(&second).join("stderr.log")).unwrap(),
         "err"
     );
-    // It reads back through the checked open of every log.
-    let page = commands::read_output(
-        f.host,
-        &second,
-        neurolink_commands_engine::capture::Stream::Stdout,
-        neurolink_commands_engine::paging::Window {
-            offset: 0,
-            limit: 100,
-            from_end: false,
-        },
-    )
-    .unwrap();
-    assert_eq!(String::from_utf16(&page.content).unwrap(), "two");
+    assert_eq!(stdout_of(&second), "two");
 
     // Spares whose directories were deleted since (the log directory
     // emptied under a running host) are not taken: the start makes its own
@@ -164,18 +168,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     commands::await_settled(f.host, &after_delete, None)
         .await
         .unwrap();
-    let page = commands::read_output(
-        f.host,
-        &after_delete,
-        neurolink_commands_engine::capture::Stream::Stdout,
-        neurolink_commands_engine::paging::Window {
-            offset: 0,
-            limit: 100,
-            from_end: false,
-        },
-    )
-    .unwrap();
-    assert_eq!(String::from_utf16(&page.content).unwrap(), "kept");
+    assert_eq!(stdout_of(&after_delete), "kept");
 
     // Under another log directory the spares are not used (and go).
     let other = tempfile::tempdir().unwrap();
