@@ -60,25 +60,20 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
         root_real.join(cwd)
     };
     let fd = open_dir(&joined).map_err(|e| {
-        if crate::errors::out_of_fds(&e) {
-            return EngineError::Io(format!(
-                "cwd {:?} could not be opened: {}. The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.",
+        fds_or(cwd, &e, |why| {
+            EngineError::Sandbox(format!(
+                "cwd {:?} (resolved to {:?}) cannot be used as a working directory: {why}; pass an existing directory inside the permitted root {root_real:?}",
                 clip(cwd),
-                os_reason(&e)
-            ));
-        }
-        EngineError::Sandbox(format!(
-            "cwd {:?} (resolved to {:?}) cannot be used as a working directory: {}; pass an existing directory inside the permitted root {root_real:?}",
-            clip(cwd),
-            clip(&joined.to_string_lossy()),
-            os_reason(&e)
-        ))
+                clip(&joined.to_string_lossy()),
+            ))
+        })
     })?;
     let real = crate::platform::fd_path(fd.as_fd()).map_err(|e| {
-        EngineError::Sandbox(format!(
-            "cannot read back where cwd {cwd:?} resolved: {}",
-            os_reason(&e)
-        ))
+        fds_or(cwd, &e, |why| {
+            EngineError::Sandbox(format!(
+                "cannot read back where cwd {cwd:?} resolved: {why}"
+            ))
+        })
     })?;
     if !real.starts_with(&root_real) {
         return Err(EngineError::Sandbox(format!(
@@ -96,17 +91,35 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
         ))
     };
     let root_fd = open_dir(&root_real).map_err(|e| {
-        EngineError::Sandbox(format!(
-            "cwdRoot {root_real:?} cannot be opened: {}",
-            os_reason(&e)
-        ))
+        fds_or(cwd, &e, |why| {
+            EngineError::Sandbox(format!("cwdRoot {root_real:?} cannot be opened: {why}"))
+        })
     })?;
     let rel = real.strip_prefix(&root_real).unwrap_or(Path::new(""));
-    let beneath = open_beneath(&root_fd, rel).map_err(|e| outside(os_reason(&e)))?;
+    let beneath = open_beneath(&root_fd, rel).map_err(|e| fds_or(cwd, &e, outside))?;
     if identity(&fd).ok() != identity(&beneath).ok() {
         return Err(outside("a different device or inode".to_string()));
     }
     Ok(HeldDir { fd: beneath, real })
+}
+
+/// An OS error met while checking `cwd`: a host out of file descriptors is
+/// told so, whichever of the check's opens ran out (the directory is not to
+/// blame, and starting again once descriptors are free works); any other
+/// error is the refusal `refusal` makes from its reason.
+fn fds_or(
+    cwd: &str,
+    e: &std::io::Error,
+    refusal: impl FnOnce(String) -> EngineError,
+) -> EngineError {
+    if crate::errors::out_of_fds(e) {
+        return EngineError::Io(format!(
+            "cwd {:?} could not be opened: {}. The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.",
+            clip(cwd),
+            os_reason(e)
+        ));
+    }
+    refusal(os_reason(e))
 }
 
 /// (device, inode) of an open file.
