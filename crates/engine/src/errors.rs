@@ -179,6 +179,9 @@ pub fn clip(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What a start refused for want of file descriptors tells the host to do.
+pub const OUT_OF_FDS_ADVICE: &str = "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.";
+
 /// Whether an OS error means the process (EMFILE) or the system (ENFILE) has
 /// no file descriptor left.
 pub fn out_of_fds(e: &std::io::Error) -> bool {
@@ -189,7 +192,7 @@ pub fn out_of_fds(e: &std::io::Error) -> bool {
 /// error itself is not about the executable.
 pub fn start_failure_advice(e: &std::io::Error) -> Option<&'static str> {
     if out_of_fds(e) {
-        Some("The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.")
+        Some(OUT_OF_FDS_ADVICE)
     } else if e.raw_os_error() == Some(libc::E2BIG) {
         Some("Its arguments and environment together exceed what the system lets one process receive (on Linux each argument may hold at most 128 KiB, all of them about 2 MiB): pass large data through a file instead.")
     } else if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EAGAIN)) {

@@ -274,7 +274,7 @@ fn make_logs(tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase>, logfile::Made)> 
             p.display(),
             os_reason(e),
             if crate::errors::out_of_fds(e) {
-                "The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again."
+                crate::errors::OUT_OF_FDS_ADVICE
             } else {
                 "Commands keep their output under os.tmpdir(); point TMPDIR at a writable directory with free space."
             }

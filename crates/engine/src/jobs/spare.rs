@@ -78,21 +78,21 @@ pub fn take(base: &Arc<LogBase>) -> Option<(u64, Made)> {
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     pool.current = Some(base.clone());
     let mut stale = Vec::new();
-    let mut found = None;
-    while let Some(i) = pool.spares.iter().position(|s| Arc::ptr_eq(&s.base, base)) {
+    let found = loop {
+        let Some(i) = pool.spares.iter().position(|s| Arc::ptr_eq(&s.base, base)) else {
+            // None to take here: the others are of another base.
+            stale.append(&mut pool.spares);
+            break None;
+        };
         let s = pool.spares.remove(i);
         // A spare whose logs were removed since it was made (the log
         // directory deleted under a running host) would take output nobody
         // can read back: it is dropped, and the start makes its own.
         if s.made.files.iter().all(linked) {
-            found = Some((s.seq, s.made));
-            break;
+            break Some((s.seq, s.made));
         }
         stale.push(s);
-    }
-    if found.is_none() {
-        stale.append(&mut pool.spares);
-    }
+    };
     drop(pool);
     if !stale.is_empty() {
         crate::runtime::handle().spawn_blocking(move || stale.into_iter().for_each(remove));

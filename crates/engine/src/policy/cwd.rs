@@ -114,9 +114,10 @@ fn fds_or(
 ) -> EngineError {
     if crate::errors::out_of_fds(e) {
         return EngineError::Io(format!(
-            "cwd {:?} could not be opened: {}. The host process has run out of file descriptors (each running command holds about five): let commands finish or raise the limit (ulimit -n), then start it again.",
+            "cwd {:?} could not be opened: {}. {}",
             clip(cwd),
-            os_reason(e)
+            os_reason(e),
+            crate::errors::OUT_OF_FDS_ADVICE
         ));
     }
     refusal(os_reason(e))
