@@ -143,13 +143,30 @@ test('the log directory cannot be created (read-only, under a file, impossible):
 test('the file-descriptor limit is exhausted (ulimit -n 64): clear errors, no crash, every operation answers, and it recovers once descriptors are free', async () => {
   const root = tempRoot('nlc-fault-fds-')
   const r = await child('fds', { root }, {}, 64)
-  assert.ok(r.running >= 1, `some commands ran before the limit (${r.running})`)
-  // The start that ran out settles "could not be started" with both refs, saying what to do.
-  assert.equal(r.firstFailure.how, 'settled', JSON.stringify(r.firstFailure))
-  assert.equal(r.firstFailure.state, 'exited')
-  assert.equal(r.firstFailure.exitCode, undefined)
-  assert.equal(r.firstFailure.hasRefs, true)
-  assert.match(r.firstFailure.error, new RegExp(`could not be started: ${EMFILE}\\. The host process has run out of file descriptors .*ulimit -n`))
+  assert.ok(r.running >= 2, `some commands ran before the limit (${r.running})`)
+  // The start that ran out says so and what to do, whichever of its steps ran
+  // out: refused up front (the cwd check, the log directory) or settled
+  // "could not be started" with both refs (the spawn's pipes).
+  const outOfFds = new RegExp(`${EMFILE}\\. The host process has run out of file descriptors .*ulimit -n`)
+  const ranOut = (f: { how: string; state?: string; exitCode?: number; error: string; hasRefs?: boolean }) => {
+    assert.match(f.error, outOfFds, JSON.stringify(f))
+    if (f.how === 'settled') {
+      assert.equal(f.state, 'exited')
+      assert.equal(f.exitCode, undefined)
+      assert.equal(f.hasRefs, true)
+      assert.match(f.error, new RegExp(`could not be started: ${EMFILE}\\.`))
+    } else {
+      assert.equal(f.how, 'rejected', JSON.stringify(f))
+    }
+  }
+  ranOut(r.firstFailure)
+  // Descriptors given back one at a time: each start on the way ran out
+  // (the spawn's pipes, needing the most at once, among them), the last runs.
+  const last = r.staircase.at(-1)
+  assert.equal(last.how, 'running', JSON.stringify(r.staircase))
+  for (const f of r.staircase.slice(0, -1)) ranOut(f)
+  assert.ok(r.staircase.some((f: { how: string }) => f.how === 'settled'), `a start ran out at the spawn: ${JSON.stringify(r.staircase)}`)
+  assert.ok(r.staircase.some((f: { how: string }) => f.how === 'rejected'), `a start ran out before it: ${JSON.stringify(r.staircase)}`)
   // With no descriptor left at all: a start is refused, a read fails, status and kill still answer.
   assert.ok(r.hogged >= 0)
   assert.equal(r.during.start.how, 'rejected')
@@ -158,7 +175,8 @@ test('the file-descriptor limit is exhausted (ulimit -n 64): clear errors, no cr
   assert.equal(r.during.read.ok, false)
   assert.match(r.during.read.error, new RegExp(`^Cannot read the stdout log of "c\\d+[0-9a-f]{12}" \\(.*stdout\\.log\\): ${EMFILE}\\. The host process has run out of file descriptors`))
   assert.deepEqual(r.during.kill, { state: 'killed', signal: 'SIGKILL', hasRefs: true })
-  assert.equal(r.during.list, r.running + 1)
+  // Listed: the running ones, and the start that ran out if it settled.
+  assert.equal(r.during.list, r.during.running + (r.firstFailure.how === 'settled' ? 1 : 0))
   // Once the descriptors are free: everything that ran settles, new commands work.
   assert.equal(r.settled.length, r.running)
   assert.equal(r.settled.filter((s: { state: string; exitCode?: number }) => s.state === 'exited' && s.exitCode === 0).length, r.running - 1)

@@ -203,18 +203,6 @@ export function ours(pid: number, mark: string): boolean {
 }
 
 /**
- * True in the arm64 gnu run of `pnpm run test:platforms`, which sets
- * NLC_TEST_QEMU=1: under qemu-user glibc's posix_spawn cannot see an exec fail
- * (qemu runs its vfork as a fork), so a command that cannot be executed (no
- * such file, an argv over the kernel's limit) exits 127 with empty streams
- * instead of settling "could not be started". musl reports exec errors through
- * a pipe, which qemu does not affect, so musl runs keep the native assertion.
- */
-export const EXEC_ERRORS_HIDDEN =
-  process.env.NLC_TEST_QEMU === '1' &&
-  Boolean((process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime)
-
-/**
  * How much longer bounded waits (waitFor, settle) may take: under qemu-user
  * (NLC_TEST_QEMU=1) every Node and every emulated child runs several times
  * slower. Only the bound on waiting for something that must happen grows;

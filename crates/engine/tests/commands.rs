@@ -175,13 +175,6 @@ async fn descendants_holding_the_pipes_cannot_hold_the_command() {
     );
 }
 
-/// Set by the platform runner for the arm64 gnu suite under qemu-user
-/// (scripts/platforms/test.sh); musl reports exec errors through a pipe,
-/// which qemu does not affect.
-fn exec_errors_hidden() -> bool {
-    cfg!(target_env = "gnu") && std::env::var_os("NLC_TEST_QEMU").is_some_and(|v| v == "1")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_executable_settles_with_a_reason() {
     let f = fixture(2000.0);
@@ -198,19 +191,12 @@ async fn a_missing_executable_settles_with_a_reason() {
         .await
         .unwrap();
     assert_eq!(st.state, State::Exited);
-    if exec_errors_hidden() {
-        // Under qemu-user glibc's posix_spawn cannot see the exec fail (qemu
-        // runs its vfork as a fork): the child exits 127 instead of an error.
-        assert_eq!(st.exit_code, Some(127));
-        assert_eq!(st.error, None);
-    } else {
-        assert_eq!(st.exit_code, None);
-        assert!(st
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("could not be started"));
-    }
+    assert_eq!(st.exit_code, None);
+    assert!(st
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("could not be started"));
     assert_eq!(st.stdout.unwrap().size_bytes, 0.0);
     assert_eq!(st.stderr.unwrap().size_bytes, 0.0);
 }

@@ -61,7 +61,6 @@ fn start_process(
         // and before the process exists.
         transform::spawn(transform::Request {
             argv: &rec.argv,
-            cwd: &dir.proc_path(),
             dir: dir.fd.as_fd(),
             env,
             input,

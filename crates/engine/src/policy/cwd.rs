@@ -5,7 +5,7 @@
 //! symlink between the check and the spawn cannot move the child elsewhere.
 
 use std::fs;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::errors::os_reason;
@@ -18,13 +18,6 @@ pub struct HeldDir {
     pub fd: OwnedFd,
     /// Its real path, as the kernel reports it for the descriptor.
     pub real: PathBuf,
-}
-
-impl HeldDir {
-    /// The path a child process can `chdir` to in order to enter exactly this directory.
-    pub fn proc_path(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
-    }
 }
 
 /// The real path of the permitted root, which must be an existing directory.
@@ -249,13 +242,5 @@ mod tests {
         assert!(open_by_components(&root, Path::new("link/b")).is_err());
         assert!(open_beneath(&root, Path::new("link/b")).is_err());
         assert!(open_by_components(&root, Path::new("../x")).is_err());
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn proc_path_enters_the_held_directory() {
-        let d = tempfile::tempdir().unwrap();
-        let held = enter(d.path().to_str().unwrap(), ".").unwrap();
-        assert_eq!(fs::canonicalize(held.proc_path()).unwrap(), held.real);
     }
 }

@@ -359,11 +359,9 @@ impl Job {
 /// The spawn of a confined start, on its (restricted) thread, with its
 /// private temp directory (if any) for the spawn to put in the environment.
 fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
-    use std::os::fd::{AsFd, AsRawFd};
-    let cwd = PathBuf::from(format!("/proc/self/fd/{}", start.dir.as_raw_fd()));
+    use std::os::fd::AsFd;
     super::spawn::spawn(&super::transform::Request {
         argv: &start.argv,
-        cwd: &cwd,
         dir: start.dir.as_fd(),
         env: start.env.as_deref(),
         input: start.input,

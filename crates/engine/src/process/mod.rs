@@ -8,4 +8,6 @@ pub mod posix_spawn;
 pub mod signals;
 pub mod spawn;
 pub mod transform;
+#[cfg(target_os = "linux")]
+pub mod vfork;
 pub mod watchdog;

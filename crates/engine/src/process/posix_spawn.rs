@@ -19,7 +19,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::raw::c_char;
 
 /// `POSIX_SPAWN_SETSID` (the libc crate names it for Linux only; macOS
@@ -216,11 +216,35 @@ pub struct Piped {
     /// Its pid, which is also its process group id.
     pub pid: i32,
     /// The write end of its stdin pipe, if it reads one.
-    pub stdin: Option<std::os::fd::OwnedFd>,
+    pub stdin: Option<OwnedFd>,
     /// The read end of its stdout pipe.
-    pub stdout: std::os::fd::OwnedFd,
+    pub stdout: OwnedFd,
     /// The read end of its stderr pipe.
-    pub stderr: std::os::fd::OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// The pipes of a piped start, each end a close-on-exec descriptor above 0,
+/// 1 and 2 — so copying the child's stdin, stdout and stderr in order never
+/// overwrites a descriptor still to be copied, even in a host that closed
+/// its own. Each pair is (read end, write end).
+pub struct StdioPipes {
+    /// What the child reads, when it reads a pipe.
+    pub stdin: Option<(OwnedFd, OwnedFd)>,
+    /// Its stdout.
+    pub stdout: (OwnedFd, OwnedFd),
+    /// Its stderr.
+    pub stderr: (OwnedFd, OwnedFd),
+}
+
+impl StdioPipes {
+    /// Make them (a stdin pipe when `stdin_pipe`).
+    pub fn new(stdin_pipe: bool) -> io::Result<Self> {
+        Ok(StdioPipes {
+            stdout: pipe()?,
+            stderr: pipe()?,
+            stdin: if stdin_pipe { Some(pipe()?) } else { None },
+        })
+    }
 }
 
 /// Start `program` (looked up in the host's PATH when `search` is set) in
@@ -240,9 +264,11 @@ pub fn spawn_piped(
     dir: BorrowedFd<'_>,
     stdin_pipe: bool,
 ) -> io::Result<Piped> {
-    let (out_r, out_w) = pipe()?;
-    let (err_r, err_w) = pipe()?;
-    let stdin = if stdin_pipe { Some(pipe()?) } else { None };
+    let StdioPipes {
+        stdin,
+        stdout: (out_r, out_w),
+        stderr: (err_r, err_w),
+    } = StdioPipes::new(stdin_pipe)?;
     let first = match &stdin {
         Some((r, _)) => FileAction::Dup2 {
             from: r.as_raw_fd(),
@@ -281,16 +307,27 @@ pub fn spawn_piped(
     })
 }
 
-/// A pipe whose ends are close-on-exec, read end first.
+/// A pipe whose ends are close-on-exec and above stdio, read end first.
 #[cfg(target_os = "linux")]
-fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
-    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    Ok((above_stdio(r)?, above_stdio(w)?))
 }
 
-/// A pipe whose ends are close-on-exec (macOS has no pipe2), read end first.
+/// `fd` itself, or a close-on-exec copy of it above 0, 1 and 2 (the
+/// original closed) when it is one of them.
+pub fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
+}
+
+/// A pipe whose ends are close-on-exec and above stdio (macOS has no
+/// pipe2), read end first.
 #[cfg(target_os = "macos")]
-fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
-    use std::os::fd::{FromRawFd, OwnedFd};
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd;
     let mut fds = [0i32; 2];
     // SAFETY: `fds` has room for the two descriptors pipe(2) returns.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } < 0 {
@@ -300,5 +337,5 @@ fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     rustix::io::fcntl_setfd(&r, rustix::io::FdFlags::CLOEXEC)?;
     rustix::io::fcntl_setfd(&w, rustix::io::FdFlags::CLOEXEC)?;
-    Ok((r, w))
+    Ok((above_stdio(r)?, above_stdio(w)?))
 }

@@ -5,19 +5,17 @@
 //! engine's own posix_spawn ([`super::posix_spawn`]) as the leader of a new
 //! session on a fresh pseudo-terminal ([`spawn_in_terminal`]).
 //!
-//! `std::process::Command` uses posix_spawn (vfork semantics) for this shape
-//! of command — a process group and a working directory are file actions /
-//! attributes of posix_spawn on glibc ≥ 2.29 — so spawn cost does not grow
-//! with the host's memory. No `pre_exec` hook is used, because one would force
-//! fork.
+//! A piped command is started on Linux by the engine's clone-based spawn
+//! ([`super::vfork`]: vfork semantics, no copy of the host's memory, so spawn
+//! cost does not grow with it), on macOS — and on Linux for a confined
+//! start's private temp directory — by the engine's own posix_spawn. No
+//! `pre_exec` hook is used and the host is never forked.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-#[cfg(target_os = "linux")]
-use std::process::{Command, Stdio};
 
 use super::transform::Request;
 
@@ -69,9 +67,6 @@ pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
         input if req.tmp.is_some() => {
             spawn_piped_own(req.argv, req.dir, req.env, req.tmp, input == Input::Pipe)
         }
-        #[cfg(target_os = "linux")]
-        input => spawn_piped(req.argv, req.cwd, req.env, input == Input::Pipe),
-        #[cfg(target_os = "macos")]
         input => spawn_piped(req.argv, req.dir, req.env, input == Input::Pipe),
     }
 }
@@ -85,47 +80,59 @@ pub enum Exit {
     Signal(i32),
 }
 
-/// Start `argv` in `cwd` (the `/proc/self/fd/N` path of the directory the
-/// caller holds open, so the directory checked is the one entered). `env`
-/// replaces the environment when given; `stdin_pipe` gives it a pipe to read.
+/// Linux: start `argv` with the engine's own clone-based spawn
+/// ([`super::vfork`]): the held directory entered by descriptor, the host's
+/// environment passed as it is (`env` replaces it when given), stdin from
+/// /dev/null or a pipe the supervisor writes.
 #[cfg(target_os = "linux")]
 fn spawn_piped(
     argv: &[String],
-    cwd: &Path,
+    dir: std::os::fd::BorrowedFd<'_>,
     env: Option<&[(String, String)]>,
     stdin_pipe: bool,
 ) -> io::Result<Spawned> {
-    let program = env
-        .and_then(|e| resolve_in_env_path(&argv[0], e))
-        .unwrap_or_else(|| PathBuf::from(&argv[0]));
-    let mut cmd = Command::new(program);
-    std::os::unix::process::CommandExt::arg0(&mut cmd, &argv[0]);
-    cmd.args(&argv[1..])
-        .current_dir(cwd)
-        .stdin(if stdin_pipe {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    if let Some(env) = env {
-        cmd.env_clear();
-        cmd.envs(env.iter().map(|(k, v)| (k, v)));
-    }
-    let mut child = cmd.spawn()?;
-    let pid = child.id() as i32;
-    join_own_group(pid);
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
+    let envp = match env {
+        Some(_) => Some(envp_with(env, None)?),
+        None => None,
+    };
+    let (program, search, argv) = program_and_argv(argv, env)?;
+    let path = search.then(super::vfork::host_path);
+    let p = super::vfork::spawn_piped(
+        &program,
+        path.as_deref(),
+        &argv,
+        envp.as_deref(),
+        dir,
+        stdin_pipe,
+    )?;
+    join_own_group(p.pid);
     Ok(Spawned {
-        pid,
-        stdout: stdout.into(),
-        stderr: Some(stderr.into()),
-        stdin: child.stdin.take().map(Into::into),
+        pid: p.pid,
+        stdout: p.stdout,
+        stderr: Some(p.stderr),
+        stdin: p.stdin,
         terminal: None,
     })
+}
+
+/// argv in C form and what to execute, as execvp would: a name with a slash
+/// runs as given; a bare name is resolved in the replacing environment's
+/// PATH when one is given, else looked up in the host's (`search`).
+fn program_and_argv(
+    req_argv: &[String],
+    env: Option<&[(String, String)]>,
+) -> io::Result<(CString, bool, Vec<CString>)> {
+    let argv = req_argv
+        .iter()
+        .map(|a| c_string(a.as_bytes()))
+        .collect::<io::Result<Vec<_>>>()?;
+    let resolved = env.and_then(|e| resolve_in_env_path(&req_argv[0], e));
+    let search = resolved.is_none() && !req_argv[0].contains('/');
+    let program = match &resolved {
+        Some(p) => c_string(p.as_os_str().as_bytes())?,
+        None => argv[0].clone(),
+    };
+    Ok((program, search, argv))
 }
 
 /// Put the new child in its own group from the parent's side too, as
@@ -206,23 +213,8 @@ fn spawn_piped_own(
     stdin_pipe: bool,
 ) -> io::Result<Spawned> {
     let envp = envp_with(env, tmp)?;
-    let argv = req_argv
-        .iter()
-        .map(|a| c_string(a.as_bytes()))
-        .collect::<io::Result<Vec<_>>>()?;
-    let resolved = env.and_then(|e| resolve_in_env_path(&req_argv[0], e));
-    let program = match &resolved {
-        Some(p) => c_string(p.as_os_str().as_bytes())?,
-        None => argv[0].clone(),
-    };
-    let p = super::posix_spawn::spawn_piped(
-        &program,
-        resolved.is_none() && !req_argv[0].contains('/'),
-        &argv,
-        &envp,
-        dir,
-        stdin_pipe,
-    )?;
+    let (program, search, argv) = program_and_argv(req_argv, env)?;
+    let p = super::posix_spawn::spawn_piped(&program, search, &argv, &envp, dir, stdin_pipe)?;
     #[cfg(target_os = "linux")]
     join_own_group(p.pid);
     Ok(Spawned {
@@ -482,7 +474,6 @@ mod tests {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         let s = spawn(&Request {
             argv: &argv,
-            cwd: &held.proc_path(),
             dir: held.fd.as_fd(),
             env,
             input: Input::Null,
@@ -549,10 +540,11 @@ mod tests {
     }
 
     /// Set by the platform runner for the arm64 gnu suite under qemu-user
-    /// (scripts/platforms/test.sh): there glibc's posix_spawn cannot see an
-    /// exec fail (qemu runs its vfork as a plain fork) and the child exits
-    /// 127 instead. musl reports exec errors through a pipe, which qemu does
-    /// not affect, so musl keeps the native assertion.
+    /// (scripts/platforms/test.sh): there glibc's posix_spawn — which starts
+    /// terminal commands — cannot see an exec fail (qemu runs its vfork as a
+    /// plain fork) and the child exits 127 instead. musl reports exec errors
+    /// through a pipe, which qemu does not affect, and so does the engine's
+    /// own spawn of piped commands ([`super::super::vfork`]).
     fn exec_errors_hidden() -> bool {
         cfg!(target_env = "gnu") && std::env::var_os("NLC_TEST_QEMU").is_some_and(|v| v == "1")
     }
@@ -570,15 +562,11 @@ mod tests {
         let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
         let r = spawn(&Request {
             argv: &["/no/such/program".to_string()],
-            cwd: &held.proc_path(),
             dir: held.fd.as_fd(),
             env: None,
             input: Input::Null,
             tmp: None,
         });
-        if exec_errors_hidden() {
-            return assert_exits_127(r);
-        }
         assert_eq!(r.unwrap_err().kind(), io::ErrorKind::NotFound);
     }
 
@@ -597,7 +585,6 @@ mod tests {
             for _ in 0..25 {
                 let s = spawn(&Request {
                     argv: &argv,
-                    cwd: &held.proc_path(),
                     dir: held.fd.as_fd(),
                     env: None,
                     input,
@@ -623,7 +610,6 @@ mod tests {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         let s = spawn(&Request {
             argv: &argv,
-            cwd: &held.proc_path(),
             dir: held.fd.as_fd(),
             env: None,
             input: Input::Terminal { cols: 77, rows: 11 },
@@ -681,7 +667,6 @@ mod tests {
         for name in ["/no/such/program", "no-such-program-here"] {
             let r = spawn(&Request {
                 argv: &[name.to_string()],
-                cwd: &held.proc_path(),
                 dir: held.fd.as_fd(),
                 env: None,
                 input: Input::Terminal { cols: 80, rows: 24 },

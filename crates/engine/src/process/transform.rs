@@ -24,11 +24,9 @@ use super::spawn::{Input, Spawned};
 pub struct Request<'a> {
     /// The program and its arguments, already checked.
     pub argv: &'a [String],
-    /// The working directory: the `/proc/self/fd` path of the directory
-    /// held open since the cwd check.
-    pub cwd: &'a Path,
-    /// The same directory as the open descriptor (what the engine's own
-    /// posix_spawn enters with `addfchdir_np`).
+    /// The working directory, held open since the cwd check: the child
+    /// enters it by descriptor (`fchdir`), so the directory checked is the
+    /// one entered.
     pub dir: BorrowedFd<'a>,
     /// The replacing environment, if any.
     pub env: Option<&'a [(String, String)]>,
