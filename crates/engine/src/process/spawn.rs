@@ -95,12 +95,26 @@ fn spawn_piped(
         Some(_) => Some(envp_with(env, None)?),
         None => None,
     };
-    let (program, search, argv) = program_and_argv(argv, env)?;
-    let path = search.then(super::vfork::host_path);
+    let c_argv = argv
+        .iter()
+        .map(|a| c_string(a.as_bytes()))
+        .collect::<io::Result<Vec<_>>>()?;
+    // As execvp would, in the child: a name with a slash runs as given; a
+    // bare name is looked up in the command's PATH — the replacing
+    // environment's when one is given (execvp's default when it names none),
+    // else the host's — relative entries against the command's directory.
+    let path = (!argv[0].contains('/')).then(|| match env {
+        Some(e) => e
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map_or_else(|| b"/bin:/usr/bin".to_vec(), |(_, v)| v.as_bytes().to_vec()),
+        None => super::vfork::host_path(),
+    });
     let p = super::vfork::spawn_piped(
-        &program,
+        &c_argv[0],
         path.as_deref(),
-        &argv,
+        &c_argv,
         envp.as_deref(),
         dir,
         stdin_pipe,
@@ -266,21 +280,10 @@ fn spawn_in_terminal(req: &Request<'_>, cols: u16, rows: u16) -> io::Result<Spaw
     if !envp.iter().any(|e| e.as_bytes().starts_with(b"TERM=")) {
         envp.push(c_string(format!("TERM={DEFAULT_TERM}").as_bytes())?);
     }
-    let argv = req
-        .argv
-        .iter()
-        .map(|a| c_string(a.as_bytes()))
-        .collect::<io::Result<Vec<_>>>()?;
-    // As execvp would: a name with a slash runs as given; a bare name is
-    // resolved in the command's PATH, else looked up in the host's.
-    let resolved = req.env.and_then(|e| resolve_in_env_path(&req.argv[0], e));
-    let program = match &resolved {
-        Some(p) => c_string(p.as_os_str().as_bytes())?,
-        None => argv[0].clone(),
-    };
+    let (program, search, argv) = program_and_argv(req.argv, req.env)?;
     let pid = super::posix_spawn::spawn_in_terminal(&super::posix_spawn::TerminalSpawn {
         program: &program,
-        search: resolved.is_none() && !req.argv[0].contains('/'),
+        search,
         argv: &argv,
         envp: &envp,
         dir: req.dir,
@@ -510,6 +513,56 @@ mod tests {
         let env = vec![("ONLY".to_string(), "this".to_string())];
         let (out, _) = run(&["/usr/bin/env"], Some(&env));
         assert_eq!(out, "ONLY=this\n");
+    }
+
+    #[test]
+    fn a_bare_name_is_looked_up_in_the_commands_path_only() {
+        // The host's PATH has sh; a replacing environment whose PATH does not
+        // is not rescued by it.
+        let d = tempfile::tempdir().unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
+        let start = |argv: &[&str], path: &str| {
+            let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+            let env = [("PATH".to_string(), path.to_string())];
+            spawn(&Request {
+                argv: &argv,
+                dir: held.fd.as_fd(),
+                env: Some(&env),
+                input: Input::Null,
+                tmp: None,
+            })
+        };
+        let refused = start(&["sh", "-c", "exit 0"], "/nonexistent-nlc").unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::NotFound);
+        // Control: with the host's environment, the host's PATH finds it.
+        let argv: Vec<String> = ["sh", "-c", "exit 0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = spawn(&Request {
+            argv: &argv,
+            dir: held.fd.as_fd(),
+            env: None,
+            input: Input::Null,
+            tmp: None,
+        })
+        .unwrap();
+        assert_eq!(peek_exit(s.pid, true), Some(Exit::Code(0)));
+        reap(s.pid);
+        // A relative entry is looked up from the command's directory.
+        std::fs::create_dir(d.path().join("tools")).unwrap();
+        let tool = d.path().join("tools/hello");
+        std::fs::write(&tool, "#!/bin/sh\necho hello from $0\n").unwrap();
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let s = start(&["hello"], "/nonexistent-nlc:tools").unwrap();
+        let mut out = String::new();
+        std::fs::File::from(s.stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(peek_exit(s.pid, true), Some(Exit::Code(0)));
+        reap(s.pid);
+        assert_eq!(out, "hello from tools/hello\n");
     }
 
     #[test]

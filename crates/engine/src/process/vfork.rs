@@ -19,8 +19,8 @@
 //!    the child before its exec: it is born with every signal blocked and
 //!    none pending, it has left the host's process group, and nobody knows
 //!    its pid yet;
-//! 5. the signal mask emptied and the program exec'd (looked up in the
-//!    host's PATH as execvp would, never through a shell).
+//! 5. the signal mask emptied and the program exec'd (a bare name looked
+//!    up in the command's PATH as execvp would, never through a shell).
 //!
 //! A failure in the child is told to the parent: through memory the two
 //! share, and, until the first start has shown the memory really is shared
