@@ -176,6 +176,10 @@ fn errno() -> c_int {
 }
 
 /// Tell the parent `e` and end the child.
+///
+/// # Safety
+/// Called in the child only (it ends the calling process): `p.report` is
+/// the child's copy of the report pipe's write end, or -1.
 unsafe fn fail(p: &Plan, e: c_int) -> ! {
     p.errno.store(e, Ordering::Relaxed);
     if p.report >= 0 {
