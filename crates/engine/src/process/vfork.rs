@@ -443,8 +443,25 @@ mod tests {
         dir: &std::path::Path,
     ) -> io::Result<(String, String, i32)> {
         let d = open_dir(dir);
-        let p = spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false)?;
+        let p = unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false))?;
         Ok(finish(p))
+    }
+
+    /// `start`, again while it fails with ETXTBSY: a script a test has just
+    /// written can be "busy" for a moment, because a child another test
+    /// created while the script was open for writing holds a copy of that
+    /// descriptor until its own exec — for long under qemu-user, where the
+    /// clone is a fork. Any other outcome is returned as it is.
+    fn unless_busy<T>(mut start: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+        for _ in 0..200 {
+            match start() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(25))
+                }
+                r => return r,
+            }
+        }
+        start()
     }
 
     fn script(path: &std::path::Path, body: &str, mode: u32) {
