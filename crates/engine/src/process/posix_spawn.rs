@@ -56,7 +56,7 @@ pub struct TerminalSpawn<'a> {
 }
 
 /// A NULL-terminated array of pointers into `strings` (which must outlive it).
-fn pointers(strings: &[CString]) -> Vec<*mut c_char> {
+pub fn pointers(strings: &[CString]) -> Vec<*mut c_char> {
     strings
         .iter()
         .map(|s| s.as_ptr().cast_mut())

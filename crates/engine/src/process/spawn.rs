@@ -95,22 +95,17 @@ fn spawn_piped(
         Some(_) => Some(envp_with(env, None)?),
         None => None,
     };
-    let c_argv = argv
-        .iter()
-        .map(|a| c_string(a.as_bytes()))
-        .collect::<io::Result<Vec<_>>>()?;
+    let c_argv = c_strings(argv)?;
     // As execvp would, in the child: a name with a slash runs as given; a
     // bare name is looked up in the command's PATH — the replacing
-    // environment's when one is given (execvp's default when it names none),
-    // else the host's — relative entries against the command's directory.
+    // environment's when one is given, else the host's — relative entries
+    // against the command's directory.
     let path = (!argv[0].contains('/')).then(|| match env {
-        Some(e) => e
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "PATH")
-            .map_or_else(|| b"/bin:/usr/bin".to_vec(), |(_, v)| v.as_bytes().to_vec()),
+        Some(e) => path_of(e).as_bytes().to_vec(),
         None => super::vfork::host_path(),
     });
+    // It returns once the child has exec'd (or, under qemu-user, once the
+    // exec closed the report pipe): the group exists already.
     let p = super::vfork::spawn_piped(
         &c_argv[0],
         path.as_deref(),
@@ -119,7 +114,6 @@ fn spawn_piped(
         dir,
         stdin_pipe,
     )?;
-    join_own_group(p.pid);
     Ok(Spawned {
         pid: p.pid,
         stdout: p.stdout,
@@ -136,10 +130,7 @@ fn program_and_argv(
     req_argv: &[String],
     env: Option<&[(String, String)]>,
 ) -> io::Result<(CString, bool, Vec<CString>)> {
-    let argv = req_argv
-        .iter()
-        .map(|a| c_string(a.as_bytes()))
-        .collect::<io::Result<Vec<_>>>()?;
+    let argv = c_strings(req_argv)?;
     let resolved = env.and_then(|e| resolve_in_env_path(&req_argv[0], e));
     let search = resolved.is_none() && !req_argv[0].contains('/');
     let program = match &resolved {
@@ -238,6 +229,23 @@ fn spawn_piped_own(
         stdin: p.stdin,
         terminal: None,
     })
+}
+
+/// argv in C form.
+fn c_strings(argv: &[String]) -> io::Result<Vec<CString>> {
+    argv.iter().map(|a| c_string(a.as_bytes())).collect()
+}
+
+/// execvp's PATH when the environment names none.
+pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+/// The PATH of a replacing environment (its last, as the child's getenv
+/// would see it), else execvp's default.
+fn path_of(env: &[(String, String)]) -> &str {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map_or(DEFAULT_PATH, |(_, v)| v.as_str())
 }
 
 fn c_string(bytes: &[u8]) -> io::Result<CString> {
@@ -371,12 +379,7 @@ fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBu
     if program.is_empty() || program.contains('/') {
         return None;
     }
-    let path = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map_or("/bin:/usr/bin", |(_, v)| v.as_str());
-    for dir in path.split(':') {
+    for dir in path_of(env).split(':') {
         if !dir.starts_with('/') {
             return None;
         }
@@ -432,6 +435,7 @@ pub fn reap(pid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::unless_busy;
 
     #[test]
     fn a_private_temp_directory_is_added_unless_the_replacing_env_names_it() {
@@ -515,57 +519,30 @@ mod tests {
         assert_eq!(out, "ONLY=this\n");
     }
 
-    /// `start`, again while it fails with ETXTBSY: a script a test has just
-    /// written can be "busy" for a moment, because a child another test
-    /// created while the script was open for writing holds a copy of that
-    /// descriptor until its own exec — for long under qemu-user, where the
-    /// clone is a fork. Any other outcome is returned as it is.
-    fn unless_busy<T>(mut start: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-        for _ in 0..200 {
-            match start() {
-                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
-                    std::thread::sleep(std::time::Duration::from_millis(25))
-                }
-                r => return r,
-            }
-        }
-        start()
-    }
-
     #[test]
     fn a_bare_name_is_looked_up_in_the_commands_path_only() {
         // The host's PATH has sh; a replacing environment whose PATH does not
         // is not rescued by it.
         let d = tempfile::tempdir().unwrap();
         let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
-        let start = |argv: &[&str], path: &str| {
+        // `path`: the replacing environment's PATH, or None for the host's.
+        let start = |argv: &[&str], path: Option<&str>| {
             let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-            let env = [("PATH".to_string(), path.to_string())];
+            let env = path.map(|p| [("PATH".to_string(), p.to_string())]);
             unless_busy(|| {
                 spawn(&Request {
                     argv: &argv,
                     dir: held.fd.as_fd(),
-                    env: Some(&env),
+                    env: env.as_ref().map(|e| &e[..]),
                     input: Input::Null,
                     tmp: None,
                 })
             })
         };
-        let refused = start(&["sh", "-c", "exit 0"], "/nonexistent-nlc").unwrap_err();
+        let refused = start(&["sh", "-c", "exit 0"], Some("/nonexistent-nlc")).unwrap_err();
         assert_eq!(refused.kind(), io::ErrorKind::NotFound);
         // Control: with the host's environment, the host's PATH finds it.
-        let argv: Vec<String> = ["sh", "-c", "exit 0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let s = spawn(&Request {
-            argv: &argv,
-            dir: held.fd.as_fd(),
-            env: None,
-            input: Input::Null,
-            tmp: None,
-        })
-        .unwrap();
+        let s = start(&["sh", "-c", "exit 0"], None).unwrap();
         assert_eq!(peek_exit(s.pid, true), Some(Exit::Code(0)));
         reap(s.pid);
         // A relative entry is looked up from the command's directory.
@@ -574,7 +551,7 @@ mod tests {
         std::fs::write(&tool, "#!/bin/sh\necho hello from $0\n").unwrap();
         std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        let s = start(&["hello"], "/nonexistent-nlc:tools").unwrap();
+        let s = start(&["hello"], Some("/nonexistent-nlc:tools")).unwrap();
         let mut out = String::new();
         std::fs::File::from(s.stdout)
             .read_to_string(&mut out)

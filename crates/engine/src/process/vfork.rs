@@ -36,10 +36,10 @@ use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
-use super::posix_spawn::{above_stdio, pipe, Piped, StdioPipes};
+use super::posix_spawn::{above_stdio, pipe, pointers, Piped, StdioPipes};
 
 /// The child's stack: its few system calls and the PATH buffer of one
 /// lookup fit many times over.
@@ -48,9 +48,10 @@ const STACK_BYTES: usize = 64 * 1024;
 /// The longest path tried in a PATH lookup (the kernel's `PATH_MAX`).
 const PATH_MAX: usize = 4096;
 
-/// Whether a child's writes were seen by its parent: 0 not known yet, 1
-/// yes (the kernel's vfork), 2 no (qemu-user's fork).
-static SHARED_MEMORY: AtomicU8 = AtomicU8::new(0);
+/// Set once a child's write was seen by its parent (the kernel's vfork):
+/// from then on no start needs the report pipe. Under qemu-user's fork it
+/// stays unset.
+static SHARED_MEMORY: AtomicBool = AtomicBool::new(false);
 
 extern "C" {
     /// The host's environment, as the C library keeps it.
@@ -63,9 +64,8 @@ extern "C" {
 struct Plan {
     /// The program: a path, or a bare name to look up in `path`.
     program: *const c_char,
-    /// Look `program` up in `path`.
-    search: bool,
-    /// The host's PATH (not NUL-terminated) and its length.
+    /// The PATH to look `program` up in (not NUL-terminated) and its
+    /// length; null to run `program` as it is.
     path: *const u8,
     path_len: usize,
     /// NULL-terminated argv and environment.
@@ -80,8 +80,8 @@ struct Plan {
     reset: u64,
     /// The write end of the report pipe, or -1.
     report: c_int,
-    /// Set to 1 by the child first thing.
-    ran: AtomicI32,
+    /// Set by the child first thing.
+    ran: AtomicBool,
     /// The errno of the step that failed, set by the child before it exits.
     errno: AtomicI32,
 }
@@ -95,7 +95,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     // strings, NULL-terminated arrays) for as long as the parent waits.
     unsafe {
         let p = &*(arg as *const Plan);
-        p.ran.store(1, Ordering::Relaxed);
+        p.ran.store(true, Ordering::Relaxed);
         if libc::setpgid(0, 0) != 0 {
             fail(p, errno());
         }
@@ -122,7 +122,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        if !p.search {
+        if p.path.is_null() {
             libc::execve(p.program, p.argv, p.envp);
             fail(p, errno());
         }
@@ -263,7 +263,7 @@ fn dev_null() -> io::Result<BorrowedFd<'static>> {
 pub fn host_path() -> Vec<u8> {
     match std::env::var_os("PATH") {
         Some(p) => std::os::unix::ffi::OsStringExt::into_vec(p),
-        None => b"/bin:/usr/bin".to_vec(),
+        None => super::spawn::DEFAULT_PATH.as_bytes().to_vec(),
     }
 }
 
@@ -289,39 +289,28 @@ pub fn spawn_piped(
         Some((r, _)) => r.as_raw_fd(),
         None => dev_null()?.as_raw_fd(),
     };
-    let report = if SHARED_MEMORY.load(Ordering::Relaxed) == 1 {
+    let report = if SHARED_MEMORY.load(Ordering::Relaxed) {
         None
     } else {
         Some(pipe()?)
     };
-    let argv_ptrs: Vec<*const c_char> = argv
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
-    let envp_ptrs: Option<Vec<*const c_char>> = envp.map(|e| {
-        e.iter()
-            .map(|a| a.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect()
-    });
-    let path = search.unwrap_or_default();
+    let argv_ptrs = pointers(argv);
+    let envp_ptrs = envp.map(pointers);
     let plan = Plan {
         program: program.as_ptr(),
-        search: search.is_some(),
-        path: path.as_ptr(),
-        path_len: path.len(),
-        argv: argv_ptrs.as_ptr(),
+        path: search.map_or(std::ptr::null(), <[u8]>::as_ptr),
+        path_len: search.map_or(0, <[u8]>::len),
+        argv: argv_ptrs.as_ptr().cast(),
         // SAFETY: reading the C library's `environ` pointer; the strings it
         // points at are the host's environment, as posix_spawn would pass.
         envp: envp_ptrs
             .as_ref()
-            .map_or_else(|| unsafe { environ }, |e| e.as_ptr()),
+            .map_or_else(|| unsafe { environ }, |e| e.as_ptr().cast()),
         stdio: [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
         dir: dir.as_raw_fd(),
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
-        ran: AtomicI32::new(0),
+        ran: AtomicBool::new(false),
         errno: AtomicI32::new(0),
     };
     let pid = STACK.with(|stack| {
@@ -358,13 +347,12 @@ pub fn spawn_piped(
         drop(r);
         w
     });
-    let failed = if plan.ran.load(Ordering::Relaxed) == 1 {
-        SHARED_MEMORY.store(1, Ordering::Relaxed);
+    let failed = if plan.ran.load(Ordering::Relaxed) {
+        SHARED_MEMORY.store(true, Ordering::Relaxed);
         plan.errno.load(Ordering::Relaxed)
     } else {
         // The child has its own memory: its report comes through the pipe,
         // which its exec closes.
-        SHARED_MEMORY.store(2, Ordering::Relaxed);
         match report {
             Some((r, w)) => {
                 drop(w);
@@ -405,6 +393,7 @@ pub fn spawn_piped(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::unless_busy;
     use std::io::{Read, Write};
     use std::os::unix::fs::PermissionsExt;
 
@@ -445,23 +434,6 @@ mod tests {
         let d = open_dir(dir);
         let p = unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false))?;
         Ok(finish(p))
-    }
-
-    /// `start`, again while it fails with ETXTBSY: a script a test has just
-    /// written can be "busy" for a moment, because a child another test
-    /// created while the script was open for writing holds a copy of that
-    /// descriptor until its own exec — for long under qemu-user, where the
-    /// clone is a fork. Any other outcome is returned as it is.
-    fn unless_busy<T>(mut start: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-        for _ in 0..200 {
-            match start() {
-                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
-                    std::thread::sleep(std::time::Duration::from_millis(25))
-                }
-                r => return r,
-            }
-        }
-        start()
     }
 
     fn script(path: &std::path::Path, body: &str, mode: u32) {
