@@ -1,8 +1,8 @@
 //! The cwd check (no kernel sandbox: it decides only where a command
 //! starts). A directory is opened first and its real location is read back
 //! from the open descriptor, so what is checked is exactly what the child
-//! enters (through `/proc/self/fd/<n>`): swapping a path component for a
-//! symlink between the check and the spawn cannot move the child elsewhere.
+//! enters (by that descriptor): swapping a path component for a symlink
+//! between the check and the spawn cannot move the child elsewhere.
 
 use std::fs;
 use std::os::fd::{AsFd, OwnedFd};
@@ -40,14 +40,40 @@ pub fn real_root(root: &str) -> EngineResult<PathBuf> {
 /// Open `cwd` (relative paths resolve against the real root) and check that
 /// its real path is the real root or below it, compared by path components.
 pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
-    let root_real = real_root(root)?;
+    // The root is opened once and its real path read back from that
+    // descriptor: an open and a readlink, where realpath reads every
+    // component. What that cannot give (a root that is missing, not a
+    // directory, or unreadable) is told by `real_root`'s messages.
+    let (root_fd, root_real) = match open_root(root) {
+        Some(opened) => opened,
+        None => {
+            let real = real_root(root)?;
+            let fd = open_dir(&real).map_err(|e| {
+                fds_or(cwd, &e, |why| {
+                    EngineError::Sandbox(format!("cwdRoot {real:?} cannot be opened: {why}"))
+                })
+            })?;
+            (fd, real)
+        }
+    };
     if cwd.contains('\0') {
         return Err(EngineError::Sandbox(format!(
             "cwd {:?} contains a NUL character, which no path can hold: pass an existing directory inside the permitted root {root_real:?}",
             clip(cwd)
         )));
     }
-    let joined = if Path::new(cwd).is_absolute() {
+    // The root itself (`.`, or its own absolute path): the directory just
+    // opened and read back is the answer.
+    let absolute = Path::new(cwd).is_absolute();
+    if cwd == "."
+        || (absolute && (Path::new(cwd) == Path::new(root) || Path::new(cwd) == root_real))
+    {
+        return Ok(HeldDir {
+            fd: root_fd,
+            real: root_real,
+        });
+    }
+    let joined = if absolute {
         PathBuf::from(cwd)
     } else {
         root_real.join(cwd)
@@ -83,17 +109,20 @@ pub fn enter(root: &str, cwd: &str) -> EngineResult<HeldDir> {
             "cwd {cwd:?} resolves to a directory whose path reads {real:?} but which is not the directory at that path inside the permitted root {root_real:?} ({why}): it is outside the permitted root; pass a directory inside cwdRoot"
         ))
     };
-    let root_fd = open_dir(&root_real).map_err(|e| {
-        fds_or(cwd, &e, |why| {
-            EngineError::Sandbox(format!("cwdRoot {root_real:?} cannot be opened: {why}"))
-        })
-    })?;
     let rel = real.strip_prefix(&root_real).unwrap_or(Path::new(""));
     let beneath = open_beneath(&root_fd, rel).map_err(|e| fds_or(cwd, &e, outside))?;
     if identity(&fd).ok() != identity(&beneath).ok() {
         return Err(outside("a different device or inode".to_string()));
     }
     Ok(HeldDir { fd: beneath, real })
+}
+
+/// The root opened as a directory and its real path as the kernel reports
+/// it for the descriptor; `None` when either cannot be had.
+fn open_root(root: &str) -> Option<(OwnedFd, PathBuf)> {
+    let fd = open_dir(Path::new(root)).ok()?;
+    let real = crate::platform::fd_path(fd.as_fd()).ok()?;
+    real.is_absolute().then_some((fd, real))
 }
 
 /// An OS error met while checking `cwd`: a host out of file descriptors is
@@ -226,6 +255,33 @@ mod tests {
         assert!(e.contains("No such file or directory"), "{e}");
         let e = enter("/definitely/not/here", ".").unwrap_err().to_string();
         assert!(e.contains("cwdRoot"), "{e}");
+    }
+
+    #[test]
+    fn the_root_itself_through_a_link_its_own_path_or_a_file() {
+        let base = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(base.path()).unwrap().join("root");
+        fs::create_dir_all(real.join("sub")).unwrap();
+        symlink(&real, real.with_file_name("root-link")).unwrap();
+        let link = real.with_file_name("root-link");
+        let l = link.to_str().unwrap();
+        let same =
+            |h: &HeldDir| identity(&h.fd).unwrap() == identity(&open_dir(&real).unwrap()).unwrap();
+        // Named through a link, by ".", by the root as given and by its real
+        // path: the real root, read back, and its descriptor.
+        for cwd in [".", l, &format!("{l}/"), real.to_str().unwrap()] {
+            let held = enter(l, cwd).unwrap();
+            assert_eq!(held.real, real, "{cwd}");
+            assert!(same(&held), "{cwd}");
+        }
+        let sub = enter(&format!("{l}/"), "sub").unwrap();
+        assert_eq!(sub.real, real.join("sub"));
+        // A file as the root: real_root's message.
+        fs::write(real.with_file_name("file"), b"x").unwrap();
+        let e = enter(real.with_file_name("file").to_str().unwrap(), ".")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a directory"), "{e}");
     }
 
     #[test]
