@@ -1,8 +1,9 @@
 //! Log directories made ahead (`jobs::spare`): after a start the next
 //! directories are made off the caller's thread, exactly as a start makes
-//! one (0700, the writer marker, both logs 0600, under the task id the next
-//! command gets); the next start takes one, its output lands in it in full;
-//! the spares are never used under another log directory; and the exit
+//! one (0700, the writer named in its attribute, both logs 0600, under the
+//! task id the next command gets); the next start takes one, its output
+//! lands in it in full; the spares are never used under another log
+//! directory; and the exit
 //! cleanup leaves none behind. One test in its own binary: the pool and the
 //! log settings are process-wide, and the exit cleanup closes the pool.
 
@@ -89,7 +90,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
         "exited"
     );
     // A spare's directory exists a moment before its files: wait for both.
-    let complete = |dir: &Path| std::fs::read_dir(dir).is_ok_and(|d| d.count() == 3);
+    let complete = |dir: &Path| std::fs::read_dir(dir).is_ok_and(|d| d.count() == 2);
     eventually("the spares", || {
         let dirs = task_dirs(&base);
         dirs.len() == 1 + spare::KEEP && dirs.iter().all(|n| complete(&base.join(n)))
@@ -111,11 +112,16 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(
-            names,
-            [logfile::own_marker(), "stderr.log", "stdout.log"],
-            "{s}"
-        );
+        assert_eq!(names, ["stderr.log", "stdout.log"], "{s}");
+        let held = rustix::fs::open(
+            &dir,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let mut writer = [0u8; 64];
+        let n = rustix::fs::fgetxattr(&held, logfile::WRITER_XATTR, &mut writer[..]).unwrap();
+        assert_eq!(&writer[..n], logfile::own_marker().as_bytes(), "{s}");
         for log in ["stdout.log", "stderr.log"] {
             let m = std::fs::symlink_metadata(dir.join(log)).unwrap();
             assert!(m.file_type().is_file() && m.len() == 0, "{s}/{log}");

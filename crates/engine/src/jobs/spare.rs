@@ -1,21 +1,21 @@
 //! Log directories made ahead of the start that uses them.
 //!
-//! Creating a task directory (the directory, the writer marker and both
-//! logs: four inodes) is the dearest part of a start on the caller's
-//! thread: on ext4, whose inode allocator scans recently freed inodes in a
-//! busy temp directory, it takes from about 50 µs to more than half a
-//! millisecond. So after a start a blocking thread of the engine's runtime
+//! Creating a task directory (the directory and both logs: three inodes;
+//! the writer is named in an attribute of the directory) is the dearest
+//! part of a start on the caller's thread: on ext4 without a journal, whose
+//! inode allocator steps over every inode freed in the last minutes, it
+//! takes from about 50 µs to close to a millisecond. So after a start a blocking thread of the engine's runtime
 //! makes the next directories — at most [`KEEP`] — and the next start takes
 //! one instead of making its own.
 //!
 //! A spare is made exactly as a start makes its directory
 //! ([`logfile::make_task_dir`]: relative to the held trusted base, 0700,
-//! the marker and both logs created exclusively without following links,
+//! its writer named, both logs created exclusively without following links,
 //! their identities recorded), and under the task id the command that takes
 //! it gets: the id's counter is drawn when the spare is made, so nothing is
 //! renamed afterwards. A spare is used only by a start whose logs go to the
 //! same held base (after a `configureLogs({ dir })` the old ones are
-//! removed), carries this process's writer marker (a prune by another
+//! removed), names this process as its writer (a prune by another
 //! process leaves it alone while this one lives, and removes it once this
 //! one has ended), and is removed when the process exits. A spare whose
 //! logs no longer have a name (its directory was deleted under the running
