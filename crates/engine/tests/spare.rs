@@ -3,9 +3,9 @@
 //! one (0700, the writer named in its attribute, both logs 0600, under the
 //! task id the next command gets); the next start takes one, its output
 //! lands in it in full; the spares are never used under another log
-//! directory; and the exit
-//! cleanup leaves none behind. One test in its own binary: the pool and the
-//! log settings are process-wide, and the exit cleanup closes the pool.
+//! directory; and the exit cleanup leaves none behind. One test in its own
+//! binary: the pool and the log settings are process-wide, and the exit
+//! cleanup closes the pool.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
