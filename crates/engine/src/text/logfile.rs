@@ -665,14 +665,22 @@ mod tests {
             .collect();
         let held = open_dir_fd(&dir);
         let attribute = writer_attribute(&held);
-        // This machine's temp directory takes them (ext4, or tmpfs since
-        // Linux 6.6): the attribute is what is tested here.
-        assert!(
-            attribute.is_some() || !cfg!(target_os = "linux"),
-            "{names:?}"
-        );
-        // Where the filesystem takes user attributes (tmpfs since Linux 6.6,
-        // ext4, APFS) the directory holds the two logs and nothing else.
+        // Whether this filesystem takes user attributes, asked of another
+        // directory beside it: where it does (ext4, tmpfs since Linux 6.6,
+        // APFS) the writer must be named by the attribute.
+        let probe = base.path.join("probe");
+        std::fs::create_dir(&probe).unwrap();
+        let takes = rfs::fsetxattr(
+            open_dir_fd(&probe),
+            "user.neurolink-commands.probe",
+            b"1",
+            rfs::XattrFlags::CREATE,
+        )
+        .is_ok();
+        std::fs::remove_dir(&probe).unwrap();
+        assert_eq!(attribute.is_some(), takes, "{names:?}");
+        // Named by the attribute, the directory holds the two logs and
+        // nothing else.
         if attribute.is_some() {
             assert_eq!(attribute.as_deref(), Some(own_marker()));
             let mut sorted = names.clone();
