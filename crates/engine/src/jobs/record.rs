@@ -428,6 +428,10 @@ impl Record {
     /// `builtin_ref` spells the refs of streams in the built-in bank
     /// (`bank::builtin_ref`; passed in because the bank sits above the record).
     pub fn status(&self, look: bool, builtin_ref: fn(&Record, Stream) -> ArtifactRef) -> Status {
+        // The byte counts are read before the state: output is read only
+        // once the state is running, so a status never pairs "queued" with
+        // bytes. Once settled the counts are final, and are read again.
+        let early = Stream::BOTH.map(|s| self.log(s).bytes());
         let (state, exit_code, signal, error, ended, refs, removed) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
@@ -449,6 +453,11 @@ impl Record {
             Instant::now()
         };
         let duration = end.saturating_duration_since(self.started);
+        let counts = if state.is_settled() {
+            Stream::BOTH.map(|s| self.log(s).bytes())
+        } else {
+            early
+        };
         let (stdout, stderr) = match refs {
             Some(Refs::Kept(r)) => {
                 let [a, b] = *r;
@@ -467,8 +476,8 @@ impl Record {
             exit_code,
             signal,
             duration_ms: ms(duration),
-            stdout_bytes: self.log(Stream::Stdout).bytes() as f64,
-            stderr_bytes: self.log(Stream::Stderr).bytes() as f64,
+            stdout_bytes: counts[0] as f64,
+            stderr_bytes: counts[1] as f64,
             stdout,
             stderr,
             tail_preview: match &removed {
