@@ -432,6 +432,8 @@ impl Record {
         // once the state is running, so a status never pairs "queued" with
         // bytes. Once settled the counts are final, and are read again.
         let early = Stream::BOTH.map(|s| self.log(s).bytes());
+        #[cfg(test)]
+        status_race::between_reads(self);
         let (state, exit_code, signal, error, ended, refs, removed) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
@@ -625,5 +627,133 @@ mod tests {
         // A stream that printed nothing holds no index: its log is the
         // counters and two empty slots.
         assert!(std::mem::size_of::<StreamLog>() <= 48);
+    }
+}
+
+/// What a status may see when the command moves between its two reads (the
+/// counts, then the state): a test puts the supervisor's work there, the
+/// worst moment for it to happen.
+#[cfg(test)]
+mod status_race {
+    use std::cell::RefCell;
+    use std::sync::atomic::AtomicI32;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    use super::{BankMode, Link, Live, Record, Settled, State};
+    use crate::text::capture::{self, Stream, StreamLog};
+    use crate::text::logfile::LogBase;
+
+    /// Something done to a record.
+    type Meanwhile = Box<dyn Fn(&Record)>;
+
+    thread_local! {
+        /// What happens between a status's two reads, on this thread.
+        static BETWEEN: RefCell<Option<Meanwhile>> = const { RefCell::new(None) };
+    }
+
+    /// Called by [`Record::status`] between its reads.
+    pub(super) fn between_reads(rec: &Record) {
+        BETWEEN.with(|b| {
+            if let Some(f) = b.borrow().as_ref() {
+                f(rec);
+            }
+        });
+    }
+
+    fn queued_record(dir: &std::path::Path) -> Record {
+        let fd = rustix::fs::open(
+            dir,
+            rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        Record {
+            seq: crate::jobs::ids::new_task_seq(),
+            host: 0,
+            session: Arc::from("s"),
+            given_label: None,
+            argv: vec!["printf".to_string(), "out\\n".to_string()].into_boxed_slice(),
+            cwd: Arc::from("/"),
+            started_at_ms: 0.0,
+            started: Instant::now(),
+            logs_root: Arc::new(LogBase {
+                path: dir.to_path_buf(),
+                fd,
+            }),
+            idents: [0, 0],
+            hidden: true,
+            confined: false,
+            kill_grace_ms: 0.0,
+            bank: BankMode::BuiltIn,
+            streams: [StreamLog::new(), StreamLog::new()],
+            pgid: AtomicI32::new(0),
+            live: Mutex::new(Live {
+                state: State::Queued,
+                exit_code: None,
+                signal: None,
+                error: None,
+                ended: None,
+                refs: None,
+                looked_at: false,
+                killed: false,
+                follow: [0, 0],
+                removed: None,
+            }),
+            settled: Settled::new(),
+            link: Mutex::new(Link::Closed),
+            input: None,
+        }
+    }
+
+    /// Run `status` with `meanwhile` done between its two reads.
+    fn status_while(rec: &Record, meanwhile: impl Fn(&Record) + 'static) -> super::Status {
+        BETWEEN.with(|b| *b.borrow_mut() = Some(Box::new(meanwhile)));
+        let st = rec.status(false, crate::jobs::bank::builtin_ref);
+        BETWEEN.with(|b| *b.borrow_mut() = None);
+        st
+    }
+
+    /// A queued command that starts and prints while a status is read is
+    /// seen either queued with no bytes or running: never queued with
+    /// bytes (the supervisor sets "running" before it reads any output).
+    #[test]
+    fn a_status_never_pairs_queued_with_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = queued_record(dir.path());
+        let st = status_while(&rec, |r| {
+            r.live.lock().unwrap().state = State::Running;
+            capture::publish(r.log(Stream::Stdout), b"out\n");
+        });
+        assert!(
+            !(st.state == State::Queued && st.stdout_bytes > 0.0),
+            "queued with {} bytes",
+            st.stdout_bytes
+        );
+        // The counts are those of the moment before the state was read.
+        assert_eq!((st.state, st.stdout_bytes), (State::Running, 0.0));
+        // Read again, the same record is running with its bytes.
+        let st = rec.status(false, crate::jobs::bank::builtin_ref);
+        assert_eq!((st.state, st.stdout_bytes), (State::Running, 4.0));
+    }
+
+    /// A command that prints its last bytes and settles while a status is
+    /// read is seen settled with its final counts.
+    #[test]
+    fn a_settled_status_carries_the_final_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = queued_record(dir.path());
+        rec.live.lock().unwrap().state = State::Running;
+        capture::publish(rec.log(Stream::Stderr), b"e");
+        let st = status_while(&rec, |r| {
+            capture::publish(r.log(Stream::Stdout), b"out\n");
+            capture::publish(r.log(Stream::Stderr), b"rr\n");
+            let mut live = r.live.lock().unwrap();
+            live.state = State::Exited;
+            live.exit_code = Some(0);
+            live.ended = Some(Instant::now());
+        });
+        assert_eq!(st.state, State::Exited);
+        assert_eq!((st.stdout_bytes, st.stderr_bytes), (4.0, 4.0));
     }
 }

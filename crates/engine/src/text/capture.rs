@@ -235,7 +235,9 @@ impl Sink {
     }
 }
 
-fn publish(log: &StreamLog, bytes: &[u8]) {
+/// Count `bytes` as landed in `log`'s file: its index, its byte count and
+/// the waits watching it.
+pub(crate) fn publish(log: &StreamLog, bytes: &[u8]) {
     let mut watch = log.watch.lock().unwrap();
     {
         let mut idx = log.index.lock().unwrap();
