@@ -472,8 +472,7 @@ if (raw.spawn) {
     case: `Start → settle of \`true\`, one after another (${n}, heap ${small} MiB, median of ${SIZES.spawnRounds * SIZES.spawnRepeats} interleaved rounds) against a shell loop that forks and execs the same \`true\` ${n} times, ms`,
     unit: 'ms',
     better: 'lower',
-    reference: q.reference.ms,
-    execa: q.execa.ms,
+    // The reference and execa figures of these runs are row 4d's.
     ours: q.ours.ms,
     limit: q.limit.ms,
     ratio: `ours/limit ${x(seqRatio)}`,
