@@ -112,6 +112,24 @@ pub struct Live {
     pub removed: Option<Box<Removal>>,
 }
 
+impl Live {
+    /// A command not yet started: queued, nothing read, nothing decided.
+    pub fn queued() -> Self {
+        Self {
+            state: State::Queued,
+            exit_code: None,
+            signal: None,
+            error: None,
+            ended: None,
+            refs: None,
+            looked_at: false,
+            killed: false,
+            follow: [0, 0],
+            removed: None,
+        }
+    }
+}
+
 /// When and why a command's logs were removed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Removal {
@@ -642,7 +660,7 @@ mod status_race {
 
     use super::{BankMode, Link, Live, Record, Settled, State};
     use crate::text::capture::{self, Stream, StreamLog};
-    use crate::text::logfile::LogBase;
+    use crate::text::logfile;
 
     /// Something done to a record.
     type Meanwhile = Box<dyn Fn(&Record)>;
@@ -662,12 +680,9 @@ mod status_race {
     }
 
     fn queued_record(dir: &std::path::Path) -> Record {
-        let fd = rustix::fs::open(
-            dir,
-            rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY,
-            rustix::fs::Mode::empty(),
-        )
-        .unwrap();
+        let logfile::Candidate::Trusted(base) = logfile::try_dir(dir) else {
+            panic!("a fresh temp directory is a trusted log base");
+        };
         Record {
             seq: crate::jobs::ids::new_task_seq(),
             host: 0,
@@ -677,10 +692,7 @@ mod status_race {
             cwd: Arc::from("/"),
             started_at_ms: 0.0,
             started: Instant::now(),
-            logs_root: Arc::new(LogBase {
-                path: dir.to_path_buf(),
-                fd,
-            }),
+            logs_root: Arc::new(base),
             idents: [0, 0],
             hidden: true,
             confined: false,
@@ -688,18 +700,7 @@ mod status_race {
             bank: BankMode::BuiltIn,
             streams: [StreamLog::new(), StreamLog::new()],
             pgid: AtomicI32::new(0),
-            live: Mutex::new(Live {
-                state: State::Queued,
-                exit_code: None,
-                signal: None,
-                error: None,
-                ended: None,
-                refs: None,
-                looked_at: false,
-                killed: false,
-                follow: [0, 0],
-                removed: None,
-            }),
+            live: Mutex::new(Live::queued()),
             settled: Settled::new(),
             link: Mutex::new(Link::Closed),
             input: None,
