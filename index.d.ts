@@ -879,6 +879,15 @@ export interface LogOptions {
   maxAgeMs?: number | null
   /** Remove this process's task directories when it exits. @default false */
   removeOnExit?: boolean | null
+  /**
+   * Task directories that ENDED processes of this user left in the log
+   * directory are removed once nothing in them changed for this long, by a
+   * sweep in the background after this process's first start (never a live
+   * process's directories, never on the start's own path). `0` turns it off.
+   * Set it before the first start for it to apply to that sweep.
+   * @default 604800000 (7 days)
+   */
+  endedRetentionMs?: number | null
 }
 
 /** The log settings in force. */
@@ -889,7 +898,10 @@ export interface LogSettings {
   maxTotalBytes?: number
   /** The age limit, when one is set. */
   maxAgeMs?: number
+  /** Whether this process's task directories are removed when it exits. */
   removeOnExit: boolean
+  /** How long ended processes' task directories stay before the background sweep removes them, in ms (0: off). */
+  endedRetentionMs: number
 }
 
 /** `pruneBackgroundCommandLogs` options. */
@@ -914,6 +926,12 @@ export interface PruneLogsResult {
  * is removed unless a limit is set.
  */
 export declare function configureLogs(options: LogOptions): LogSettings
+/**
+ * The log settings in force, changing none of them (`dir` is the directory a
+ * command started now would use). Throws `NLC_LOG_DIR` when that directory is
+ * not usable.
+ */
+export declare function getLogSettings(): LogSettings
 /**
  * An explicit sweep: settled logs by age / size (the options, else the
  * configured limits), and every task directory an ended process of this user
