@@ -536,3 +536,44 @@ pub fn exit_cleanup() {
         remove(&rec, "the host process exited with removeOnExit set", true);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ended_sweep_removes_only_past_the_retention_and_never_when_it_is_zero() {
+        let d = tempfile::tempdir().unwrap();
+        let logfile::Candidate::Trusted(base) = logfile::try_dir(&d.path().join("b")) else {
+            panic!("a fresh directory is trusted")
+        };
+        // An ended writer's directory (pid beyond pid_max), unchanged for 8 days.
+        let dir = base.path.join("c1aaaaaaaaaaaa");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("stdout.log"), b"12345").unwrap();
+        std::fs::write(dir.join(".writer-999999999-1"), b"").unwrap();
+        let t = std::time::SystemTime::now() - Duration::from_secs(8 * 24 * 3600);
+        for f in [
+            dir.join("stdout.log"),
+            dir.join(".writer-999999999-1"),
+            dir.clone(),
+        ] {
+            let times = std::fs::FileTimes::new().set_modified(t).set_accessed(t);
+            std::fs::File::open(&f).unwrap().set_times(times).unwrap();
+        }
+        assert_eq!(sweep_ended(&base, 0.0), Pruned::default());
+        assert_eq!(
+            sweep_ended(&base, 9.0 * 24.0 * 3600.0 * 1000.0),
+            Pruned::default()
+        );
+        assert!(dir.exists(), "off, or younger than the retention: kept");
+        assert_eq!(
+            sweep_ended(&base, DEFAULT_ENDED_RETENTION_MS),
+            Pruned {
+                removed: 1,
+                freed_bytes: 5.0
+            }
+        );
+        assert!(!dir.exists());
+    }
+}
