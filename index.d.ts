@@ -922,8 +922,9 @@ export interface PruneLogsResult {
 
 /**
  * Where logs go, how much they may take and how long they stay (process-wide;
- * SPEC §13). Returns the settings in force. Defaults change nothing: no log
- * is removed unless a limit is set.
+ * SPEC §13). Returns the settings in force. Defaults change nothing of a live
+ * process: none of its logs is removed unless a limit is set; what ended
+ * processes left goes after `endedRetentionMs` (7 days).
  */
 export declare function configureLogs(options: LogOptions): LogSettings
 /**

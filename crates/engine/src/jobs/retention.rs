@@ -4,7 +4,9 @@
 //! `removeOnExit`, the explicit sweep `pruneBackgroundCommandLogs`, and the
 //! background sweep of what ended processes left (`endedRetentionMs`).
 //!
-//! Defaults change nothing: no log is removed unless a host asks. Only
+//! Defaults change nothing of a live process: none of its logs is removed
+//! unless a host asks (the ended-process sweep takes only directories whose
+//! writer has ended, unchanged for `endedRetentionMs`). Only
 //! settled commands' logs are removed, oldest settled first; the record
 //! stays, marked removed under its own lock before any file goes, so a read
 //! either has its file open already (and reads exactly its bytes) or is
