@@ -464,7 +464,7 @@ test('getLogSettings returns the settings in force without changing them: endedR
     assert.deepEqual(nc.getLogSettings(), set)
     assert.equal(nc.configureLogs({ endedRetentionMs: 0 }).endedRetentionMs, 0)
     assert.deepEqual(nc.getLogSettings(), { ...set, endedRetentionMs: 0 })
-    assert.throws(() => nc.configureLogs({ endedRetentionMs: -1 }), (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT' && /endedRetentionMs must be a finite number ≥ 0 \(got -1\)/.test(e.message))
+    assert.throws(() => nc.configureLogs({ endedRetentionMs: -1 }), (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT' && /endedRetentionMs must be a finite number ≥ 0 \(got -1\); pass 0 to keep what ended processes left, or null for the default of 7 days$/.test(e.message))
     assert.equal(nc.getLogSettings().endedRetentionMs, 0, 'a refused call changes nothing')
     assert.equal(nc.configureLogs({ endedRetentionMs: null }).endedRetentionMs, SEVEN_DAYS)
   } finally {

@@ -233,7 +233,13 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
     if let Some(e) = o.ended_retention_ms {
         next.ended_retention_ms = match e {
             None => DEFAULT_ENDED_RETENTION_MS,
-            Some(v) => limit("endedRetentionMs", v, true)?,
+            Some(v) if v.is_finite() && v >= 0.0 => v.floor(),
+            Some(v) => {
+                return Err(EngineError::BadInput(format!(
+                    "endedRetentionMs must be a finite number ≥ 0 (got {}); pass 0 to keep what ended processes left, or null for the default of 7 days",
+                    crate::errors::js_number(v)
+                )))
+            }
         };
     }
     // The directory in force must be usable before anything is applied.
