@@ -44,8 +44,8 @@ export declare function configureGit(hostId: number, options: unknown): NativeGi
 
 /**
  * Set where logs go and how long and how much of them stay (`options` is
- * `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`; `null` resets a
- * field); returns the settings in force.
+ * `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit?, endedRetentionMs? }`;
+ * `null` resets a field); returns the settings in force.
  */
 export declare function configureLogs(options: unknown, tmpdir: string): NativeLogSettings
 
@@ -54,6 +54,15 @@ export declare function confinementSupport(): NativeConfinementSupport
 
 /** The host's default session id. */
 export declare function defaultSession(hostId: number): string
+
+/**
+ * How many background sweeps of ended processes' task directories have
+ * finished in this process (0 or 1): lets a test know that sweep is over.
+ */
+export declare function endedSweepsDone(): number
+
+/** The log settings in force, changing none of them. */
+export declare function getLogSettings(tmpdir: string): NativeLogSettings
 
 /** Build a git tool's args from a model's params (values, never flags). */
 export declare function gitToolArgs(hostId: number, tool: string, params: unknown): Array<string>
@@ -174,6 +183,7 @@ export interface NativeLogSettings {
   maxTotalBytes?: number
   maxAgeMs?: number
   removeOnExit: boolean
+  endedRetentionMs: number
 }
 
 /** What `readNewBackgroundCommandOutput` returns. */

@@ -879,6 +879,15 @@ export interface LogOptions {
   maxAgeMs?: number | null
   /** Remove this process's task directories when it exits. @default false */
   removeOnExit?: boolean | null
+  /**
+   * Task directories that ENDED processes of this user left in the log
+   * directory are removed once nothing in them changed for this long, by a
+   * sweep in the background after this process's first start (never a live
+   * process's directories, never on the start's own path). `0` turns it off.
+   * Set it before the first start for it to apply to that sweep.
+   * @default 604800000 (7 days)
+   */
+  endedRetentionMs?: number | null
 }
 
 /** The log settings in force. */
@@ -889,7 +898,10 @@ export interface LogSettings {
   maxTotalBytes?: number
   /** The age limit, when one is set. */
   maxAgeMs?: number
+  /** Whether this process's task directories are removed when it exits. */
   removeOnExit: boolean
+  /** How long ended processes' task directories stay before the background sweep removes them, in ms (0: off). */
+  endedRetentionMs: number
 }
 
 /** `pruneBackgroundCommandLogs` options. */
@@ -910,10 +922,17 @@ export interface PruneLogsResult {
 
 /**
  * Where logs go, how much they may take and how long they stay (process-wide;
- * SPEC §13). Returns the settings in force. Defaults change nothing: no log
- * is removed unless a limit is set.
+ * SPEC §13). Returns the settings in force. Defaults change nothing of a live
+ * process: none of its logs is removed unless a limit is set; what ended
+ * processes left goes after `endedRetentionMs` (7 days).
  */
 export declare function configureLogs(options: LogOptions): LogSettings
+/**
+ * The log settings in force, changing none of them (`dir` is the directory a
+ * command started now would use). Throws `NLC_LOG_DIR` when that directory is
+ * not usable.
+ */
+export declare function getLogSettings(): LogSettings
 /**
  * An explicit sweep: settled logs by age / size (the options, else the
  * configured limits), and every task directory an ended process of this user

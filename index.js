@@ -548,6 +548,10 @@ function configureLogs(options) {
   return native.configureLogs(options, os.tmpdir())
 }
 
+function getLogSettings() {
+  return native.getLogSettings(os.tmpdir())
+}
+
 async function pruneBackgroundCommandLogs(options) {
   return native.pruneLogs(options, os.tmpdir())
 }
@@ -625,5 +629,6 @@ module.exports = {
   searchBackgroundCommandOutput,
   onBackgroundCommandSettled,
   configureLogs,
+  getLogSettings,
   pruneBackgroundCommandLogs,
 }

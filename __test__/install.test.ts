@@ -1,14 +1,21 @@
 // The install check: pack the package and its platform package as napi-rs
 // publishes them, install both into a fresh TypeScript project with
-// `npm install --ignore-scripts` (offline: no registry, no Rust), type-check
-// host files against index.d.ts with `tsc --strict`, and run them. The
+// `npm install` (offline: no registry, no Rust), type-check host files
+// against index.d.ts with `tsc --strict`, and run them; then install the MCP
+// server's tarball with them into another fresh project (its SDK from a
+// registry on the loopback serving what the repository's lockfile
+// installed) and talk to its bin with the SDK's client. The
 // platform package is the one of the Node running this suite, so the platform
 // runner (`pnpm run test:platforms`) checks each Linux package on its own
 // platform; every package's manifest is checked everywhere.
 import assert from 'node:assert/strict'
 import { execFile, execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { basename, delimiter, join, resolve } from 'node:path'
+import { createServer, type Server } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 
@@ -171,7 +178,7 @@ const status: BackgroundCommandStatus = await awaitBackgroundCommand(host, taskI
 console.log(status.state, status.exitCode, JSON.stringify(await readArtifact(status.stdout.artifactId)))
 `
 
-test('pack:release packs the main package and its platform package; a user installs both tarballs, type-checks strictly and runs', async () => {
+test('pack:release packs the main package, its platform package and the MCP server; a user installs the tarballs, type-checks strictly and runs, and the installed MCP bin answers an MCP client', async () => {
   const built = join(repo, BINARY)
   assert.ok(existsSync(built), `${built} is missing: run \`pnpm run build\` first`)
   const work = tempRoot('nlc-install-')
@@ -199,10 +206,11 @@ test('pack:release packs the main package and its platform package; a user insta
   assert.equal(rootPkg.scripts['pack:release'], 'node scripts/pack-release.mjs')
   const packed = await sh(process.execPath, [join(repo, 'scripts', 'pack-release.mjs'), '--no-build', '--out', release], repo, process.env)
   const lines = packed.stdout.trim().split('\n')
-  const made = JSON.parse(lines[lines.length - 1]!) as { main: string; platforms: Record<string, string>; skipped: string[] }
+  const made = JSON.parse(lines[lines.length - 1]!) as { main: string; mcp: string; platforms: Record<string, string>; skipped: string[] }
   assert.equal(made.main, join(release, `neurolink-commands-${rootPkg.version}.tgz`))
+  assert.equal(made.mcp, join(release, `neurolink-commands-mcp-${rootPkg.version}.tgz`))
   assert.equal(made.platforms[HERE], join(release, `${PLATFORM}-${rootPkg.version}.tgz`))
-  assert.deepEqual(readdirSync(release).sort(), [basename(made.main), ...Object.values(made.platforms).map((t) => basename(t))].sort())
+  assert.deepEqual(readdirSync(release).sort(), [basename(made.main), basename(made.mcp), ...Object.values(made.platforms).map((t) => basename(t))].sort())
   // Every napi target is a platform package: packed when its binary exists, else reported.
   assert.equal(Object.keys(made.platforms).length + made.skipped.length, rootPkg.napi.targets.length)
 
@@ -314,8 +322,195 @@ test('pack:release packs the main package and its platform package; a user insta
   assert.ok(missing.message.includes(`npm install ${PLATFORM}@${rootPkg.version}`), missing.message)
   assert.ok(missing.message.includes(`./${PLATFORM}-${rootPkg.version}.tgz`), missing.message)
 
+  // 6. The MCP server's tarball: its manifest names this release's version of
+  // the main package (not pnpm's workspace:*), and it holds its bin and lib only.
+  const mcpFiles = await listTarball(made.mcp, work, env)
+  assert.deepEqual(mcpFiles, ['README.md', 'bin/neurolink-commands-mcp.js', 'lib/config.js', 'lib/render.js', 'lib/server.js', 'package.json'])
+  const mcpManifest = JSON.parse((await sh('tar', ['-xzOf', made.mcp, 'package/package.json'], work, env)).stdout) as {
+    bin: Record<string, string>
+    dependencies: Record<string, string>
+  }
+  const repoMcp = JSON.parse(readFileSync(join(repo, 'mcp', 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  assert.deepEqual(mcpManifest.dependencies, { ...repoMcp.dependencies, 'neurolink-commands': rootPkg.version })
+  assert.deepEqual(mcpManifest.bin, { 'neurolink-commands-mcp': 'bin/neurolink-commands-mcp.js' })
+
+  // A fresh project installs the three tarballs at once, as the MCP README
+  // says. The SDK and what it depends on come from a registry on the
+  // loopback serving exactly the packages the lockfile installed here, so
+  // this too needs no network; the other platforms' packages are not there
+  // (404), which npm skips as unavailable optional dependencies.
+  const mirror = await sdkRegistry(join(work, 'mirror'), env)
+  try {
+    const mcpProj = join(work, 'mcp-project')
+    mkdirSync(mcpProj)
+    writeFileSync(join(mcpProj, 'package.json'), JSON.stringify({ name: 'nlc-mcp-install-check', version: '1.0.0', private: true }, null, 2))
+    const tarballs = [made.main, made.platforms[HERE]!, made.mcp]
+    for (const t of tarballs) cpSync(t, join(mcpProj, basename(t)))
+    const mcpEnv = { ...env, npm_config_registry: mirror.url }
+    await sh(process.execPath, [NPM_CLI, 'install', ...tarballs.map((t) => `./${basename(t)}`)], mcpProj, mcpEnv)
+    assert.ok(mirror.served.has('@modelcontextprotocol/sdk'), 'the SDK came from the mirror')
+    const sdkVersion = (JSON.parse(readFileSync(join(mcpProj, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json'), 'utf8')) as { version: string }).version
+    assert.equal(sdkVersion, repoMcp.dependencies['@modelcontextprotocol/sdk'])
+    // The server's neurolink-commands is the installed main tarball, loading the platform package's binary.
+    assert.equal(
+      realpathSync(createRequire(join(mcpProj, 'node_modules', 'neurolink-commands-mcp', 'lib', 'server.js')).resolve('neurolink-commands')),
+      realpathSync(join(mcpProj, 'node_modules', 'neurolink-commands', 'index.js')),
+    )
+    const bin = join(mcpProj, 'node_modules', '.bin', 'neurolink-commands-mcp')
+    assert.ok(existsSync(bin), `${bin} is installed`)
+    await talkToInstalledServer(bin, mcpProj, {
+      ...mcpEnv,
+      // The bin's `#!/usr/bin/env node` finds the Node under test first.
+      PATH: [dirname(process.execPath), env.PATH].join(delimiter),
+      TMPDIR: process.env.TMPDIR ?? '/tmp',
+    })
+  } finally {
+    await mirror.close()
+  }
+
   rmSync(work, { recursive: true, force: true })
 })
+
+/** The SDK's client from the repository's MCP package (the root package does not depend on the SDK). */
+const mcpRequire = createRequire(join(repo, 'mcp', 'package.json'))
+
+/**
+ * Start the installed bin through the SDK's stdio client transport and use
+ * it as a client would: initialize, list the tools, run a command, wait for
+ * it and read its exact output.
+ */
+async function talkToInstalledServer(bin: string, cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // The parts of the SDK's classes this uses, typed here: the root's type
+  // check does not see the MCP package's dependencies.
+  type Transport = { stderr: NodeJS.ReadableStream | null }
+  type McpClient = {
+    connect(t: Transport): Promise<void>
+    getServerVersion(): { name: string } | undefined
+    listTools(): Promise<{ tools: { name: string }[] }>
+    callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>
+    close(): Promise<void>
+  }
+  const { Client } = mcpRequire('@modelcontextprotocol/sdk/client/index.js') as {
+    Client: new (info: { name: string; version: string }) => McpClient
+  }
+  const { StdioClientTransport } = mcpRequire('@modelcontextprotocol/sdk/client/stdio.js') as {
+    StdioClientTransport: new (o: { command: string; args: string[]; cwd: string; env: Record<string, string>; stderr: 'pipe' }) => Transport
+  }
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ['--root', cwd, '--allow', '/bin/sh'],
+    cwd,
+    env: env as Record<string, string>,
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const client = new Client({ name: 'nlc-install-check', version: '1.0.0' })
+  try {
+    await client.connect(transport)
+    assert.equal(client.getServerVersion()?.name, 'neurolink-commands-mcp')
+    const { tools } = await client.listTools()
+    assert.deepEqual(
+      tools.map((t) => t.name).sort(),
+      ['command_input', 'command_kill', 'command_list', 'command_output', 'command_status', 'run_command_bg'],
+    )
+    type Result = { isError?: boolean; content: { text?: string }[]; structuredContent?: Record<string, unknown> }
+    const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const r = (await client.callTool({ name, arguments: args })) as Result
+      assert.notEqual(r.isError, true, `${name}: ${r.content.map((c) => c.text).join('\n')}`)
+      return r.structuredContent!
+    }
+    const started = await call('run_command_bg', { argv: ['/bin/sh', '-c', 'printf "installed %s\\n" server; printf "to stderr" >&2'] })
+    const taskId = started.taskId as string
+    assert.match(taskId, /^c\d+[0-9a-f]{12}$/)
+    const status = await call('command_status', { taskId, waitMs: 30_000 })
+    assert.equal(status.state, 'exited')
+    assert.equal(status.exitCode, 0)
+    const out = await call('command_output', { taskId, stream: 'stdout' })
+    assert.equal(out.content, 'installed server\n')
+    const err = await call('command_output', { taskId, stream: 'stderr' })
+    assert.equal(err.content, 'to stderr')
+  } catch (e) {
+    throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- server stderr\n${stderr}`)
+  } finally {
+    await client.close()
+  }
+}
+
+/**
+ * An npm registry on 127.0.0.1 serving the MCP SDK and every package it
+ * depends on, as this repository's lockfile installed them under
+ * mcp/node_modules (each packed from its installed directory, every version
+ * found): what `npm install` of the MCP tarball fetches from the real
+ * registry, without the network. `served` names the packuments asked for.
+ */
+async function sdkRegistry(dir: string, env: NodeJS.ProcessEnv): Promise<{ url: string; served: Set<string>; close: () => Promise<void> }> {
+  mkdirSync(dir, { recursive: true })
+  const start = realpathSync(join(repo, 'mcp', 'node_modules', '@modelcontextprotocol', 'sdk'))
+  const found = new Map<string, { name: string; version: string; dir: string; manifest: Record<string, unknown> }>()
+  const queue = [start]
+  while (queue.length > 0) {
+    const at = queue.pop()!
+    const manifest = JSON.parse(readFileSync(join(at, 'package.json'), 'utf8')) as Record<string, unknown>
+    const name = manifest.name as string
+    const version = manifest.version as string
+    if (found.has(`${name}@${version}`)) continue
+    found.set(`${name}@${version}`, { name, version, dir: at, manifest })
+    const deps = (f: string) => Object.keys((manifest[f] as Record<string, string> | undefined) ?? {})
+    const peersMeta = (manifest.peerDependenciesMeta as Record<string, { optional?: boolean }> | undefined) ?? {}
+    const optional = new Set([...deps('optionalDependencies'), ...deps('peerDependencies').filter((d) => peersMeta[d]?.optional)])
+    for (const dep of new Set([...deps('dependencies'), ...deps('optionalDependencies'), ...deps('peerDependencies')])) {
+      // Found as Node finds it: the nearest node_modules/<dep> above the package.
+      let where: string | undefined
+      for (let up = at; dirname(up) !== up && !where; up = dirname(up)) {
+        if (existsSync(join(up, 'node_modules', dep, 'package.json'))) where = realpathSync(join(up, 'node_modules', dep))
+      }
+      if (where) queue.push(where)
+      else assert.ok(optional.has(dep), `${name}@${version} needs ${dep}, which is not installed`)
+    }
+  }
+  const packuments = new Map<string, { name: string; 'dist-tags': Record<string, string>; versions: Record<string, unknown> }>()
+  const files = new Map<string, string>()
+  let url = ''
+  const server: Server = createServer((req, res) => {
+    const path = decodeURIComponent((req.url ?? '/').split('?')[0]!.slice(1))
+    const tarball = files.get(path)
+    const packument = packuments.get(path)
+    if (tarball) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(readFileSync(tarball))
+    } else if (packument) {
+      served.add(path)
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(packument))
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Not found"}')
+    }
+  })
+  const served = new Set<string>()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  for (const p of found.values()) {
+    const file = `${p.name.replace('/', '__')}-${p.version}.tgz`
+    const out = join(dir, file)
+    // --hard-dereference: pnpm's store hard-links equal files, and npm
+    // drops link entries when it unpacks a package.
+    await sh('tar', ['-czf', out, '--hard-dereference', '-C', dirname(p.dir), '--transform', `s,^${basename(p.dir)},package,`, basename(p.dir)], dir, env)
+    const bytes = readFileSync(out)
+    files.set(`-/${file}`, out)
+    const entry = packuments.get(p.name) ?? { name: p.name, 'dist-tags': {}, versions: {} }
+    entry.versions[p.version] = {
+      ...p.manifest,
+      dist: {
+        tarball: `${url}-/${file}`,
+        shasum: createHash('sha1').update(bytes).digest('hex'),
+        integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+      },
+    }
+    const latest = entry['dist-tags'].latest
+    if (!latest || p.version.localeCompare(latest, undefined, { numeric: true }) > 0) entry['dist-tags'].latest = p.version
+    packuments.set(p.name, entry)
+  }
+  return { url, served, close: () => new Promise<void>((r) => server.close(() => r())) }
+}
 
 test('every platform in napi.targets has its package under npm/ in the napi-rs layout', () => {
   const rootPkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {

@@ -5,7 +5,7 @@
 // variable. Every case runs under a private temp directory (sticky 1777
 // like /tmp) that is removed afterwards, so the real /tmp is never touched.
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -14,6 +14,7 @@ import { hostWith, nc, waitFor } from './helpers.js'
 
 const SH = '/bin/sh'
 const ADDON = join(__dirname, '..', 'index.js')
+const BINDING = join(__dirname, '..', 'binding.js')
 const UID = process.getuid!()
 const savedTmp = process.env.TMPDIR
 const made: string[] = []
@@ -71,7 +72,7 @@ async function readCodes(host: object, taskId: string): Promise<Record<string, s
 }
 
 // Back to the suite's settings (helpers.ts: removeOnExit) after each case.
-const settingsReset = { dir: null, maxTotalBytes: null, maxAgeMs: null, removeOnExit: true }
+const settingsReset = { dir: null, maxTotalBytes: null, maxAgeMs: null, removeOnExit: true, endedRetentionMs: null }
 
 test('another user pre-creates <tmpdir>/neurolink-commands 0777 (or plants a symlink there): the host uses neurolink-commands-<uid> instead; with both taken the start is refused (NLC_LOG_DIR)', async () => {
   for (const attack of ['open-dir', 'symlink'] as const) {
@@ -448,4 +449,103 @@ test('defaults change nothing: with no limit set, settled logs stay and a prune 
   assert.deepEqual(lines.slice(5, 8).map((l) => JSON.parse(l)), [0, 1, 2].map((i) => [`child ${i}\n`, null]))
   for (const [i, id] of ids.entries()) assert.equal(readFileSync(join(tmp, 'neurolink-commands', id, 'stdout.log'), 'utf8'), `child ${i}\n`)
   assert.equal(lines[8], 'READY')
+})
+
+const SEVEN_DAYS = 7 * 24 * 3600 * 1000
+
+test('getLogSettings returns the settings in force without changing them: endedRetentionMs defaults to 7 days, follows configureLogs, null restores it, 0 is allowed, a negative one is refused', () => {
+  const before = nc.getLogSettings()
+  assert.equal(before.endedRetentionMs, SEVEN_DAYS)
+  assert.equal(before.removeOnExit, true, 'helpers.ts set it')
+  assert.deepEqual(nc.getLogSettings(), before, 'asking twice changes nothing')
+  try {
+    const set = nc.configureLogs({ endedRetentionMs: 1500.7, maxAgeMs: 60000 })
+    assert.equal(set.endedRetentionMs, 1500)
+    assert.deepEqual(nc.getLogSettings(), set)
+    assert.equal(nc.configureLogs({ endedRetentionMs: 0 }).endedRetentionMs, 0)
+    assert.deepEqual(nc.getLogSettings(), { ...set, endedRetentionMs: 0 })
+    assert.throws(() => nc.configureLogs({ endedRetentionMs: -1 }), (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT' && /endedRetentionMs must be a finite number ≥ 0 \(got -1\); pass 0 to keep what ended processes left, or null for the default of 7 days$/.test(e.message))
+    assert.equal(nc.getLogSettings().endedRetentionMs, 0, 'a refused call changes nothing')
+    assert.equal(nc.configureLogs({ endedRetentionMs: null }).endedRetentionMs, SEVEN_DAYS)
+  } finally {
+    nc.configureLogs(settingsReset)
+  }
+  assert.deepEqual(nc.getLogSettings(), before)
+})
+
+/** Set the times of a task directory and its files to `ms` ago (the files first: that leaves the directory's own mtime alone). */
+function age(dir: string, ms: number): void {
+  const t = new Date(Date.now() - ms)
+  for (const f of readdirSync(dir)) utimesSync(join(dir, f), t, t)
+  utimesSync(dir, t, t)
+}
+
+/**
+ * In a fresh log directory: the directories of a process that ended (one
+ * made old, one left young) and of a live host process (made old), then a
+ * new host process that starts one command with `configure` applied and
+ * waits until its background sweep is over. What is left on disk.
+ */
+async function endedSweep(configure: string): Promise<{ lines: string[]; deadOld: boolean; deadYoung: boolean; liveOld: boolean; live: ReturnType<typeof child> }> {
+  const tmp = privateTmp()
+  const root = realpathSync(mkdtempSync(join(tmp, 'root-')))
+  const base = join(tmp, 'logs')
+  const env = { TMPDIR: tmp, NEUROLINK_COMMANDS_LOG_DIR: base }
+  // These two never sweep (retention 0), so only the last process's sweep decides.
+  const live = child(`nc.configureLogs({ removeOnExit: true, endedRetentionMs: 0 }); ${startThree(root)} console.log('READY'); process.stdin.resume(); process.stdin.on('end', () => process.exit(0))`, env)
+  const liveIds = (await live.lines).filter((l) => l !== 'READY')
+  const dead = child(`nc.configureLogs({ endedRetentionMs: 0 }); ${startThree(root)} console.log('READY')`, env)
+  const deadIds = (await dead.lines).filter((l) => l !== 'READY')
+  assert.equal(await dead.exited, 0)
+  assert.equal(liveIds.length + deadIds.length, 6)
+  age(join(base, deadIds[0]!), SEVEN_DAYS + 3600_000)
+  age(join(base, liveIds[0]!), 30 * 24 * 3600_000)
+  age(join(base, deadIds[1]!), SEVEN_DAYS - 3600_000)
+  const sweeper = child(`
+    const native = require(${JSON.stringify(BINDING)})
+    ${configure}
+    console.log(JSON.stringify(nc.getLogSettings()))
+    const host = {}
+    nc.setBackgroundCommandPolicy(host, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(root)} })
+    const h = await nc.startBackgroundCommand(host, ['/bin/sh', '-c', 'echo sweeper'], { cwd: '.' })
+    await nc.awaitBackgroundCommand(host, h.taskId)
+    const deadline = Date.now() + 20000
+    while (native.endedSweepsDone() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+    console.log(native.endedSweepsDone())
+    console.log('READY')`, env)
+  const lines = await sweeper.lines
+  assert.equal(await sweeper.exited, 0, lines.join('\n'))
+  assert.equal(lines[1], '1', 'the background sweep finished')
+  const there = (id: string) => existsSync(join(base, id, 'stdout.log'))
+  for (const id of [...liveIds.slice(1), deadIds[2]!]) assert.ok(there(id), `${id} (young) stays`)
+  return { lines, deadOld: there(deadIds[0]!), deadYoung: there(deadIds[1]!), liveOld: there(liveIds[0]!), live }
+}
+
+test('after a first start, a background sweep removes what ended processes left once older than endedRetentionMs (7 days by default); a live process\'s old directories and a young one stay', async () => {
+  const r = await endedSweep('nc.configureLogs({ removeOnExit: true })')
+  try {
+    assert.equal(JSON.parse(r.lines[0]!).endedRetentionMs, SEVEN_DAYS)
+    assert.deepEqual({ deadOld: r.deadOld, deadYoung: r.deadYoung, liveOld: r.liveOld }, { deadOld: false, deadYoung: true, liveOld: true })
+  } finally {
+    r.live.stdin.end()
+    assert.equal(await r.live.exited, 0)
+  }
+})
+
+test('endedRetentionMs: 0 turns the background sweep off: an ended process\'s old directory stays; a shorter retention takes the young one too', async () => {
+  const off = await endedSweep('nc.configureLogs({ removeOnExit: true, endedRetentionMs: 0 })')
+  try {
+    assert.equal(JSON.parse(off.lines[0]!).endedRetentionMs, 0)
+    assert.deepEqual({ deadOld: off.deadOld, deadYoung: off.deadYoung, liveOld: off.liveOld }, { deadOld: true, deadYoung: true, liveOld: true })
+  } finally {
+    off.live.stdin.end()
+    assert.equal(await off.live.exited, 0)
+  }
+  const day = await endedSweep('nc.configureLogs({ removeOnExit: true, endedRetentionMs: 24 * 3600 * 1000 })')
+  try {
+    assert.deepEqual({ deadOld: day.deadOld, deadYoung: day.deadYoung, liveOld: day.liveOld }, { deadOld: false, deadYoung: false, liveOld: true })
+  } finally {
+    day.live.stdin.end()
+    assert.equal(await day.live.exited, 0)
+  }
 })

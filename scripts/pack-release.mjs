@@ -2,13 +2,17 @@
 // The release path a maintainer runs (`pnpm run pack:release`): build, put
 // each built binary into its npm/<platform> package, write the
 // optionalDependencies that napi-rs's pre-publish step writes into the main
-// manifest, and pack the main package and every platform package that has
-// its binary into one directory (default release/), ready for `npm publish
-// <tarball>` or for a user's `npm install ./<main>.tgz ./<platform>.tgz`.
+// manifest, and pack the main package, every platform package that has its
+// binary, and the MCP server's package (mcp/) into one directory (default
+// release/), ready for `npm publish <tarball>` or for a user's
+// `npm install ./<main>.tgz ./<platform>.tgz [./<mcp>.tgz]`.
 //
 //   node scripts/pack-release.mjs [--out <dir>] [--no-build]
 //
-// The last line of stdout is JSON: { main, platforms: { <platform>: tarball }, skipped: [...] }.
+//   --out <dir>   where the tarballs go (default release/; old .tgz files there are removed)
+//   --no-build    skip `pnpm run build` (about 45 s) and pack the binary already built
+//
+// The last line of stdout is JSON: { main, mcp, platforms: { <platform>: tarball }, skipped: [...] }.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -82,6 +86,31 @@ if (targets.some((t) => platformOfTriple(t) === here) && !platforms[here]) {
 }
 if (Object.keys(platforms).length === 0) throw new Error(`no target has a built binary (looked for ${binaryName}.<platform>.node)`)
 
+/**
+ * The MCP server's package, packed as it is, then with its manifest's
+ * `workspace:` dependency (pnpm's link to this repository's package, which
+ * npm cannot resolve) replaced by this release's exact version, and packed again.
+ */
+function packMcp(stage) {
+  const dir = join(repo, 'mcp')
+  const own = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  if (own.version !== pkg.version) {
+    throw new Error(`mcp/ is version ${own.version}, the package is ${pkg.version}: bump them together`)
+  }
+  const unpacked = join(stage, 'mcp')
+  mkdirSync(unpacked)
+  run('tar', ['-xzf', pack(dir, unpacked), '-C', unpacked], unpacked)
+  const manifestPath = join(unpacked, 'package', 'package.json')
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'))
+  for (const [name, spec] of Object.entries(manifest.dependencies ?? {})) {
+    if (!String(spec).startsWith('workspace:')) continue
+    if (name !== pkg.name) throw new Error(`mcp/ depends on ${name}@${spec}, which this script does not pack`)
+    manifest.dependencies[name] = pkg.version
+  }
+  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n')
+  return pack(join(unpacked, 'package'), out)
+}
+
 // The main package: packed as it is, then its manifest gets the
 // optionalDependencies on every platform package and is packed again.
 const stage = mkdtempSync(join(tmpdir(), 'nlc-release-'))
@@ -93,8 +122,9 @@ try {
   manifest.optionalDependencies = { ...manifest.optionalDependencies, ...optionalDependencies }
   writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n')
   const main = pack(join(stage, 'package'), out)
+  const mcp = packMcp(stage)
   for (const p of skipped) console.error(`pack:release: no binary for ${p}; its package was not packed`)
-  console.log(JSON.stringify({ main, platforms, skipped }))
+  console.log(JSON.stringify({ main, mcp, platforms, skipped }))
 } finally {
   rmSync(stage, { recursive: true, force: true })
 }

@@ -794,14 +794,29 @@ pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatu
 }
 
 /// Set where logs go and how long and how much of them stay (`options` is
-/// `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`; `null` resets a
-/// field); returns the settings in force.
+/// `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit?, endedRetentionMs? }`;
+/// `null` resets a field); returns the settings in force.
 #[napi]
 pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
     let o = inputs::log_options(&options).map_err(js_err)?;
     engine::jobs::retention::configure(o, std::path::Path::new(&tmpdir))
         .map(Into::into)
         .map_err(js_err)
+}
+
+/// The log settings in force, changing none of them.
+#[napi]
+pub fn get_log_settings(tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
+    engine::jobs::retention::current(std::path::Path::new(&tmpdir))
+        .map(Into::into)
+        .map_err(js_err)
+}
+
+/// How many background sweeps of ended processes' task directories have
+/// finished in this process (0 or 1): lets a test know that sweep is over.
+#[napi]
+pub fn ended_sweeps_done() -> u32 {
+    engine::jobs::retention::ended_sweeps_done()
 }
 
 /// Remove settled logs by age / size and the task directories ended

@@ -295,6 +295,7 @@ pub fn log_options(v: &Unknown) -> R<engine::jobs::retention::LogOptions> {
         max_total_bytes: setting(&obj, "maxTotalBytes", as_number)?,
         max_age_ms: setting(&obj, "maxAgeMs", as_number)?,
         remove_on_exit: setting(&obj, "removeOnExit", as_bool)?.map(|b| b.unwrap_or(false)),
+        ended_retention_ms: setting(&obj, "endedRetentionMs", as_number)?,
     })
 }
 

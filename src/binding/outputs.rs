@@ -413,6 +413,7 @@ pub struct NativeLogSettings {
     pub max_total_bytes: Option<f64>,
     pub max_age_ms: Option<f64>,
     pub remove_on_exit: bool,
+    pub ended_retention_ms: f64,
 }
 
 impl From<engine::jobs::retention::LogSettings> for NativeLogSettings {
@@ -422,6 +423,7 @@ impl From<engine::jobs::retention::LogSettings> for NativeLogSettings {
             max_total_bytes: s.max_total_bytes,
             max_age_ms: s.max_age_ms,
             remove_on_exit: s.remove_on_exit,
+            ended_retention_ms: s.ended_retention_ms,
         }
     }
 }

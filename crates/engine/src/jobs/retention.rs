@@ -1,9 +1,12 @@
 //! Logs on disk (SPEC §13): where they go (`configureLogs({ dir })`,
 //! `NEUROLINK_COMMANDS_LOG_DIR`, else the trusted default under the tmpdir),
 //! how much they may take (`maxTotalBytes`), how long they stay (`maxAgeMs`),
-//! `removeOnExit`, and the explicit sweep `pruneBackgroundCommandLogs`.
+//! `removeOnExit`, the explicit sweep `pruneBackgroundCommandLogs`, and the
+//! background sweep of what ended processes left (`endedRetentionMs`).
 //!
-//! Defaults change nothing: no log is removed unless a host asks. Only
+//! Defaults change nothing of a live process: none of its logs is removed
+//! unless a host asks (the ended-process sweep takes only directories whose
+//! writer has ended, unchanged for `endedRetentionMs`). Only
 //! settled commands' logs are removed, oldest settled first; the record
 //! stays, marked removed under its own lock before any file goes, so a read
 //! either has its file open already (and reads exactly its bytes) or is
@@ -13,7 +16,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -31,8 +34,12 @@ pub const LOG_DIR_ENV: &str = "NEUROLINK_COMMANDS_LOG_DIR";
 /// that wrote none) must have been unchanged before a prune removes it.
 pub const UNMARKED_AFTER: Duration = Duration::from_secs(600);
 
+/// How long task directories an ended process left stay before the
+/// background sweep after a process's first start removes them: 7 days.
+pub const DEFAULT_ENDED_RETENTION_MS: f64 = 604_800_000.0;
+
 /// The settings in force.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// The configured directory (else the environment's, else the default).
     pub dir: Option<PathBuf>,
@@ -42,7 +49,23 @@ pub struct Settings {
     pub max_age_ms: Option<f64>,
     /// Remove this process's task directories when it exits.
     pub remove_on_exit: bool,
+    /// How long ended processes' task directories stay, in ms (0: kept).
+    pub ended_retention_ms: f64,
 }
+
+impl Default for Settings {
+    fn default() -> Self {
+        DEFAULTS
+    }
+}
+
+const DEFAULTS: Settings = Settings {
+    dir: None,
+    max_total_bytes: None,
+    max_age_ms: None,
+    remove_on_exit: false,
+    ended_retention_ms: DEFAULT_ENDED_RETENTION_MS,
+};
 
 /// A `configureLogs` call: each field given replaces the setting; `Some(None)`
 /// (a `null`) returns it to its default.
@@ -56,6 +79,8 @@ pub struct LogOptions {
     pub max_age_ms: Option<Option<f64>>,
     /// `removeOnExit`.
     pub remove_on_exit: Option<bool>,
+    /// `endedRetentionMs`.
+    pub ended_retention_ms: Option<Option<f64>>,
 }
 
 /// What `configureLogs` returns: the settings now, with the directory new
@@ -70,6 +95,8 @@ pub struct LogSettings {
     pub max_age_ms: Option<f64>,
     /// Whether logs go at exit.
     pub remove_on_exit: bool,
+    /// How long ended processes' task directories stay, in ms (0: kept).
+    pub ended_retention_ms: f64,
 }
 
 /// `pruneBackgroundCommandLogs` options.
@@ -90,12 +117,7 @@ pub struct Pruned {
     pub freed_bytes: f64,
 }
 
-static SETTINGS: RwLock<Settings> = RwLock::new(Settings {
-    dir: None,
-    max_total_bytes: None,
-    max_age_ms: None,
-    remove_on_exit: false,
-});
+static SETTINGS: RwLock<Settings> = RwLock::new(DEFAULTS);
 /// The budget for the hot path (`u64::MAX`: none).
 static MAX_TOTAL: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Whether any limit is set (budget or age).
@@ -208,6 +230,18 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
     if let Some(r) = o.remove_on_exit {
         next.remove_on_exit = r;
     }
+    if let Some(e) = o.ended_retention_ms {
+        next.ended_retention_ms = match e {
+            None => DEFAULT_ENDED_RETENTION_MS,
+            Some(v) if v.is_finite() && v >= 0.0 => v.floor(),
+            Some(v) => {
+                return Err(EngineError::BadInput(format!(
+                    "endedRetentionMs must be a finite number ≥ 0 (got {}); pass 0 to keep what ended processes left, or null for the default of 7 days",
+                    crate::errors::js_number(v)
+                )))
+            }
+        };
+    }
     // The directory in force must be usable before anything is applied.
     let dir = {
         let saved = std::mem::replace(&mut *SETTINGS.write().unwrap(), next.clone());
@@ -236,12 +270,72 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
         start_age_ticker(generation, age);
     }
     kick();
-    Ok(LogSettings {
+    Ok(report(dir, &next))
+}
+
+fn report(dir: String, s: &Settings) -> LogSettings {
+    LogSettings {
         dir,
-        max_total_bytes: next.max_total_bytes.map(|v| v as f64),
-        max_age_ms: next.max_age_ms,
-        remove_on_exit: next.remove_on_exit,
-    })
+        max_total_bytes: s.max_total_bytes.map(|v| v as f64),
+        max_age_ms: s.max_age_ms,
+        remove_on_exit: s.remove_on_exit,
+        ended_retention_ms: s.ended_retention_ms,
+    }
+}
+
+/// `getLogSettings`: the settings in force, changing nothing (the directory
+/// is the one a command started now would use).
+pub fn current(tmpdir: &Path) -> EngineResult<LogSettings> {
+    let s = settings();
+    let dir = base_or_refusal(tmpdir)?.path.display().to_string();
+    Ok(report(dir, &s))
+}
+
+/// The background sweep of ended processes' directories was claimed (by
+/// the process's first start).
+static ENDED_SWEEP_CLAIMED: AtomicBool = AtomicBool::new(false);
+/// Background sweeps of ended processes' directories finished (0 or 1).
+static ENDED_SWEEPS_DONE: AtomicU32 = AtomicU32::new(0);
+
+/// A command's process exists: on the first one of this process, sweep
+/// `base` for task directories ended processes left that are older than
+/// `endedRetentionMs`, on a blocking thread (one atomic swap on the
+/// supervisor's path, nothing on the start's).
+pub fn after_start(base: &Arc<LogBase>) {
+    if ENDED_SWEEP_CLAIMED.load(Ordering::Relaxed)
+        || ENDED_SWEEP_CLAIMED.swap(true, Ordering::AcqRel)
+    {
+        return;
+    }
+    let base = base.clone();
+    crate::runtime::handle().spawn_blocking(move || {
+        sweep_ended(&base, settings().ended_retention_ms);
+        ENDED_SWEEPS_DONE.fetch_add(1, Ordering::Release);
+    });
+}
+
+/// How many background sweeps of ended processes' directories have
+/// finished (one at most per process; counted also when the retention is 0
+/// and nothing was looked at), for tests to know the sweep is over.
+pub fn ended_sweeps_done() -> u32 {
+    ENDED_SWEEPS_DONE.load(Ordering::Acquire)
+}
+
+/// Remove the task directories under `base` that ended processes left and
+/// in which nothing changed for `retention_ms` (0: none).
+pub fn sweep_ended(base: &LogBase, retention_ms: f64) -> Pruned {
+    let mut out = Pruned::default();
+    if retention_ms <= 0.0 {
+        return out;
+    }
+    let older = crate::policy::duration_ms(retention_ms);
+    for f in logfile::abandoned(base, UNMARKED_AFTER, Some(older)) {
+        if logfile::remove_foreign(base, &f.name) {
+            out.removed += 1;
+            out.freed_bytes += f.bytes as f64;
+        }
+    }
+    out
 }
 
 /// An age limit is kept by a ticker that sweeps a few times per limit.
@@ -428,7 +522,7 @@ pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
             continue;
         }
         seen.push((st.st_dev, st.st_ino));
-        for f in logfile::abandoned(&b, UNMARKED_AFTER) {
+        for f in logfile::abandoned(&b, UNMARKED_AFTER, None) {
             if logfile::remove_foreign(&b, &f.name) {
                 out.removed += 1;
                 out.freed_bytes += f.bytes as f64;
@@ -448,5 +542,46 @@ pub fn exit_cleanup() {
     }
     for rec in registry::all_records() {
         remove(&rec, "the host process exited with removeOnExit set", true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ended_sweep_removes_only_past_the_retention_and_never_when_it_is_zero() {
+        let d = tempfile::tempdir().unwrap();
+        let logfile::Candidate::Trusted(base) = logfile::try_dir(&d.path().join("b")) else {
+            panic!("a fresh directory is trusted")
+        };
+        // An ended writer's directory (pid beyond pid_max), unchanged for 8 days.
+        let dir = base.path.join("c1aaaaaaaaaaaa");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("stdout.log"), b"12345").unwrap();
+        std::fs::write(dir.join(".writer-999999999-1"), b"").unwrap();
+        let t = std::time::SystemTime::now() - Duration::from_secs(8 * 24 * 3600);
+        for f in [
+            dir.join("stdout.log"),
+            dir.join(".writer-999999999-1"),
+            dir.clone(),
+        ] {
+            let times = std::fs::FileTimes::new().set_modified(t).set_accessed(t);
+            std::fs::File::open(&f).unwrap().set_times(times).unwrap();
+        }
+        assert_eq!(sweep_ended(&base, 0.0), Pruned::default());
+        assert_eq!(
+            sweep_ended(&base, 9.0 * 24.0 * 3600.0 * 1000.0),
+            Pruned::default()
+        );
+        assert!(dir.exists(), "off, or younger than the retention: kept");
+        assert_eq!(
+            sweep_ended(&base, DEFAULT_ENDED_RETENTION_MS),
+            Pruned {
+                removed: 1,
+                freed_bytes: 5.0
+            }
+        );
+        assert!(!dir.exists());
     }
 }

@@ -372,6 +372,9 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     if !others_launching {
         super::spare::refill(&rec.logs_root);
     }
+    // The first start's process exists: what ended processes left is swept
+    // in the background (once; an atomic load from then on).
+    super::retention::after_start(&rec.logs_root);
     if let (Some(i), Some(master)) = (&rec.input, child.terminal.take()) {
         i.set_master(master);
     }

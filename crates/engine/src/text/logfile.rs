@@ -470,8 +470,13 @@ pub struct Foreign {
 /// attribute or the file) names a process that no longer runs, or they have
 /// no marker and nothing in them
 /// changed for `unmarked_after` (directories of a version without markers).
-/// Never this process's own, never a live process's.
-pub fn abandoned(base: &LogBase, unmarked_after: std::time::Duration) -> Vec<Foreign> {
+/// With `older_than`, only those in which nothing changed for that long
+/// either. Never this process's own, never a live process's.
+pub fn abandoned(
+    base: &LogBase,
+    unmarked_after: std::time::Duration,
+    older_than: Option<std::time::Duration>,
+) -> Vec<Foreign> {
     let mut out = Vec::new();
     let Ok(fd) = rfs::openat(
         &base.fd,
@@ -523,22 +528,29 @@ pub fn abandoned(base: &LogBase, unmarked_after: std::time::Duration) -> Vec<For
         if marker.is_none() {
             marker = writer_attribute(&sub);
         }
-        let gone = match marker.as_deref() {
-            Some(m) if m == own_marker() => false,
-            Some(m) => marker_alive(m) == Some(false),
-            None => {
-                let age = now
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs() as i64 - newest)
-                    .unwrap_or(0);
-                age >= unmarked_after.as_secs() as i64
-            }
-        };
+        // Seconds since anything in it changed (0 when the clock is odd).
+        let age = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64 - newest)
+            .unwrap_or(0);
+        let gone = old_enough(age, older_than)
+            && match marker.as_deref() {
+                Some(m) if m == own_marker() => false,
+                Some(m) => marker_alive(m) == Some(false),
+                None => age >= unmarked_after.as_secs() as i64,
+            };
         if gone {
             out.push(Foreign { name, bytes });
         }
     }
     out
+}
+
+/// Whether a directory unchanged for `age_secs` is past `older_than` (none:
+/// any age). Ages are whole seconds (mtimes are read at that precision), so
+/// a limit is met only once the whole seconds reach it.
+fn old_enough(age_secs: i64, older_than: Option<std::time::Duration>) -> bool {
+    older_than.is_none_or(|d| age_secs >= 0 && (age_secs as u128) * 1000 >= d.as_millis())
 }
 
 /// The writer a directory's attribute names, if it has one.
@@ -715,10 +727,11 @@ mod tests {
             make("c3aaaaaaaaaaaa", ended, false);
             make("c5aaaaaaaaaaaa", &live, false);
         }
-        let mut gone: Vec<(String, u64)> = abandoned(&base, std::time::Duration::from_secs(3600))
-            .into_iter()
-            .map(|f| (f.name, f.bytes))
-            .collect();
+        let mut gone: Vec<(String, u64)> =
+            abandoned(&base, std::time::Duration::from_secs(3600), None)
+                .into_iter()
+                .map(|f| (f.name, f.bytes))
+                .collect();
         gone.sort();
         let mut want = vec![("c2aaaaaaaaaaaa".to_string(), 5)];
         if attribute.is_some() {
@@ -729,6 +742,49 @@ mod tests {
             assert!(remove_foreign(&base, name));
             assert!(!base.path.join(name).exists());
         }
+    }
+
+    #[test]
+    fn with_an_age_only_an_ended_writers_directory_unchanged_that_long_is_the_sweeps() {
+        let d = tempfile::tempdir().unwrap();
+        let Candidate::Trusted(base) = try_dir(&d.path().join("b")) else {
+            panic!()
+        };
+        let week = std::time::Duration::from_secs(7 * 24 * 3600);
+        let ended = ".writer-999999999-1";
+        let live = format!(".writer-1-{}", start_time(1).unwrap());
+        // A directory with its writer's marker file and a log, everything in
+        // it last changed `ago` before now.
+        let make = |name: &str, writer: &str, ago: std::time::Duration| {
+            let p = base.path.join(name);
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("stdout.log"), b"123").unwrap();
+            std::fs::write(p.join(writer), b"").unwrap();
+            let t = std::time::SystemTime::now() - ago;
+            for f in [p.join("stdout.log"), p.join(writer), p.clone()] {
+                let times = std::fs::FileTimes::new().set_modified(t).set_accessed(t);
+                File::open(&f).unwrap().set_times(times).unwrap();
+            }
+        };
+        let hour = std::time::Duration::from_secs(3600);
+        make("c1aaaaaaaaaaaa", ended, week + hour);
+        make("c2aaaaaaaaaaaa", ended, week - hour);
+        make("c3aaaaaaaaaaaa", &live, 4 * week);
+        let names = |older: Option<std::time::Duration>| {
+            let mut v: Vec<String> = abandoned(&base, hour, older)
+                .into_iter()
+                .map(|f| f.name)
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(Some(week)), ["c1aaaaaaaaaaaa"]);
+        // Control: without an age both of the ended writer's are taken, the
+        // live one's never.
+        assert_eq!(names(None), ["c1aaaaaaaaaaaa", "c2aaaaaaaaaaaa"]);
+        assert!(old_enough(2, Some(std::time::Duration::from_millis(1500))));
+        assert!(!old_enough(1, Some(std::time::Duration::from_millis(1500))));
+        assert!(!old_enough(-5, Some(std::time::Duration::ZERO)) && old_enough(-5, None));
     }
 
     fn open_dir_fd(p: &Path) -> OwnedFd {
