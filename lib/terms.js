@@ -58,6 +58,7 @@ const REPHRASED = [
     'start it with stdin: "pipe" (or terminal: true) to write to it',
     'start it with run_command_bg stdin: true (or terminal: true) to write to it with command_input',
   ],
+  ['NLC_NOT_RUNNING', 'start it again to send it', 'start it again with run_command_bg to send it'],
   ['NLC_LOGS_REMOVED', ', configureLogs maxAgeMs)', ", the host's setting)"],
   ['NLC_LOGS_REMOVED', ', pruneBackgroundCommandLogs olderThanMs)', ', by the host)'],
   ['NLC_LOGS_REMOVED', '(configureLogs maxTotalBytes)', "(the host's setting)"],
