@@ -336,7 +336,7 @@ export interface BackgroundCommandHost {
  * The JSON Schema of one tool parameter: a plain type with its bounds, no
  * composition keywords, so OpenAI's strict mode and every other client take it.
  */
-export interface ToolPropertySchema {
+export type ToolPropertySchema = {
   type: 'array' | 'string' | 'number' | 'integer' | 'boolean'
   description?: string
   items?: ToolPropertySchema
@@ -357,9 +357,10 @@ export interface ToolPropertySchema {
  * over without a cast: the AI SDK's `jsonSchema(tool.inputSchema)`, the
  * OpenAI Agents SDK's `tool({ parameters: tool.inputSchema })` (strict mode,
  * its default, makes the optional parameters nullable; `null` counts as not
- * given), an MCP server's tool list.
+ * given), an MCP server's tool list. (A type alias, not an interface, so it
+ * also fits the index signature of MCP's `Tool.inputSchema`.)
  */
-export interface ToolInputSchema {
+export type ToolInputSchema = {
   type: 'object'
   properties: Record<string, ToolPropertySchema>
   /** The parameters a call must give (possibly none). */

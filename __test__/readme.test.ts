@@ -53,9 +53,9 @@ test('every TypeScript and JavaScript block of the README compiles under tsc --s
 })
 
 test('a README block that does not type-check fails the check (control)', async () => {
-  const dir = strictProject({ 'bad.mts': "import { startBackgroundCommand } from 'neurolink-commands'\nawait startBackgroundCommand({}, ['x'], {})\n" }, 'nlc-readme-bad-')
+  const dir = strictProject({ 'bad.mts': "import { startBackgroundCommand } from 'neurolink-commands'\nawait startBackgroundCommand({}, ['x'], { cwdd: '.' })\n" }, 'nlc-readme-bad-')
   try {
-    await assert.rejects(compile(dir, true), /cwd/)
+    await assert.rejects(compile(dir, true), /cwdd/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
