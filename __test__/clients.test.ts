@@ -254,3 +254,45 @@ export const t = tool({ name: 'x', description: 'x', parameters: s, execute: asy
     rmSync(bad, { recursive: true, force: true })
   }
 })
+
+test('the AI SDK recipe of docs/agent-frameworks.md: a refusal thrown from execute reaches the model as a tool error', async () => {
+  const host = hostWith(ROOT, [SH])
+  const status = nc.createBackgroundCommandTools(host).command_status
+  const seen: { type: string; value: unknown }[] = []
+  const model = () =>
+    new MockLanguageModelV4({
+      doGenerate: async (options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
+        const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+        const tool = options.prompt.filter((m) => m.role === 'tool')
+        if (tool.length > 0) {
+          for (const m of tool) for (const p of m.content) if (p.type === 'tool-result') seen.push(p.output as { type: string; value: unknown })
+          return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }
+        }
+        return {
+          content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'command_status', input: JSON.stringify({ taskId: 'c1feedfacecafe' }) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage,
+          warnings: [],
+        }
+      },
+    })
+  const recipe = aiTool({
+    description: status.description,
+    inputSchema: jsonSchema(status.inputSchema),
+    execute: async (input) => {
+      const result = await status.execute(input)
+      if (nc.isToolRefusal(result)) throw new Error(`${result.code}: ${result.error}`)
+      return result
+    },
+  })
+  await generateText({ model: model(), tools: { command_status: recipe }, prompt: 'status', stopWhen: stepCountIs(3) })
+  assert.equal(seen.length, 1)
+  assert.equal(seen[0]!.type, 'error-text', JSON.stringify(seen[0]))
+  assert.match(String(seen[0]!.value), /^(Error: )?NLC_UNKNOWN_TASK: command_status \{.*use the taskId that run_command_bg returned\.$/)
+  // the control: returned as it is, the refusal is an ordinary JSON result
+  seen.length = 0
+  const plain = aiTool({ description: status.description, inputSchema: jsonSchema(status.inputSchema), execute: (input) => status.execute(input) })
+  await generateText({ model: model(), tools: { command_status: plain }, prompt: 'status', stopWhen: stepCountIs(3) })
+  assert.equal(seen[0]!.type, 'json')
+  assert.equal((seen[0]!.value as { isError: boolean }).isError, true)
+})
