@@ -206,3 +206,23 @@ test('kinds this kernel cannot produce here, on the engine\'s exact words', () =
   // a rule applies to its own code only
   assert.equal(inToolTerms('run_command_bg', 'NLC_SHELL_SYNTAX', confine), confine)
 })
+
+test('a killed command\'s status error names command_kill in a tool result, killBackgroundCommand in the host API', async () => {
+  const host = hostWith(dir('killed'), [SH])
+  const tools = nc.createBackgroundCommandTools(host)
+  const h = await nc.startBackgroundCommand(host, [SH, '-c', 'sleep 30'])
+  const r = await tools.command_kill.execute({ taskId: h.taskId })
+  assert.ok(!nc.isToolRefusal(r), JSON.stringify(r))
+  assert.equal(r.error, 'The command was killed with SIGTERM by command_kill (or by the host) (it ended on SIGTERM); its output up to then is banked in full')
+  const s = await tools.command_status.execute({ taskId: h.taskId })
+  assert.ok(!nc.isToolRefusal(s) && s.error === r.error, JSON.stringify(s))
+  // the host API's status keeps the host's words, also after the tools read it
+  assert.equal(nc.getBackgroundCommandStatus(host, h.taskId).error, 'The command was killed with SIGTERM by the caller (killBackgroundCommand) (it ended on SIGTERM); its output up to then is banked in full')
+  const all = hostWith(dir('disposed'), [SH])
+  const d = await nc.startBackgroundCommand(all, [SH, '-c', 'sleep 30'])
+  await nc.killAllBackgroundCommands(all)
+  const ds = await nc.createBackgroundCommandTools(all).command_status.execute({ taskId: d.taskId })
+  assert.ok(!nc.isToolRefusal(ds))
+  assert.match(ds.error!, /killed with SIGTERM because the host stopped all its commands/)
+  for (const f of HOST_FUNCTIONS) assert.ok(!ds.error!.includes(f) && !r.error!.includes(f), f)
+})

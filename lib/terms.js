@@ -108,6 +108,34 @@ function inToolTerms(name, code, message) {
   return out
 }
 
+/**
+ * A settled status's `error` names who stopped the command; a tool result
+ * says it in the model's terms. (Data, not a refusal: only these two name a
+ * host function.)
+ */
+const STATUS_REPHRASED = [
+  ['by the caller (killBackgroundCommand)', 'by command_kill (or by the host)'],
+  ['because the host was disposed (killAllBackgroundCommands)', 'because the host stopped all its commands'],
+]
+
+/**
+ * A tool's result with its status `error` in the model's terms. Only the
+ * result's own `error` is rewritten: the tools build their results afresh
+ * (a spread of the status), so no status another caller holds changes.
+ */
+function resultInToolTerms(result) {
+  try {
+    if (result !== null && typeof result === 'object' && result.isError !== true && typeof result.error === 'string') {
+      let e = result.error
+      for (const [host, tool] of STATUS_REPHRASED) e = e.split(host).join(tool)
+      result.error = e
+    }
+  } catch {
+    // a result that cannot be rewritten is returned as it is
+  }
+  return result
+}
+
 /** The host function names no tool result may carry (what the tests look for). */
 const HOST_FUNCTIONS = [
   'setBackgroundCommandPolicy',
@@ -129,4 +157,4 @@ const HOST_FUNCTIONS = [
   'readArtifact',
 ]
 
-module.exports = { inToolTerms, HOST_FUNCTIONS }
+module.exports = { inToolTerms, resultInToolTerms, HOST_FUNCTIONS }

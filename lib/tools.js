@@ -5,7 +5,7 @@
 // the tool's own terms (lib/terms.js), and the same NLC_* code the host
 // API's Error carries for that kind of refusal.
 
-const { inToolTerms } = require('./terms.js')
+const { inToolTerms, resultInToolTerms } = require('./terms.js')
 
 const DEFAULT_TIMEOUT_MS = 120000
 
@@ -115,7 +115,7 @@ function toolObject(name, description, inputSchema, shape, run) {
           throw coded(`params must be a JSON object of this shape (got ${shown(params)})`)
         }
         refuseUnknownKeys(params, known)
-        return await run(params, executionContext)
+        return resultInToolTerms(await run(params, executionContext))
       } catch (e) {
         const code = codeOf(e)
         return { isError: true, error: refusalMessage(name, shape, inToolTerms(name, code, messageOf(e))), code }
