@@ -84,6 +84,8 @@ const PARAMS = {
     'options.limit': 'limit',
   },
   command_input: { 'options.end': 'end' },
+  // the MCP server's own tool (mcp/lib/server.js)
+  artifact_read: { 'options.offset': 'offset', 'options.limit': 'limit' },
 }
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
