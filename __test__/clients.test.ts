@@ -296,3 +296,42 @@ test('the AI SDK recipe of docs/agent-frameworks.md: a refusal thrown from execu
   assert.equal(seen[0]!.type, 'json')
   assert.equal((seen[0]!.value as { isError: boolean }).isError, true)
 })
+
+test('null for every optional parameter, as a strict-mode model sends it to a client that passes it on, counts as not given', async () => {
+  const repo = join(ROOT, 'nulls')
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'N', GIT_AUTHOR_EMAIL: 'n@example.com', GIT_COMMITTER_NAME: 'N', GIT_COMMITTER_EMAIL: 'n@example.com' }
+  execFileSync('git', ['init', '-q', repo])
+  writeFileSync(join(repo, 'a.txt'), 'a\n')
+  execFileSync('git', ['add', '.'], { cwd: repo, env })
+  execFileSync('git', ['commit', '-q', '-m', 'a'], { cwd: repo, env })
+  const host = hostWith(repo, [SH])
+  nc.configureGitTools(host, { repoRoot: repo })
+  const all = { ...nc.createBackgroundCommandTools(host, { extra: ['command_input', 'command_list'] }), ...nc.createGitTools(host) }
+  const done = await nc.startBackgroundCommand(host, [SH, '-c', 'printf x'])
+  await nc.awaitBackgroundCommand(host, done.taskId)
+  const piped = await nc.startBackgroundCommand(host, [SH, '-c', 'cat'], { stdin: 'pipe' })
+  const required: Record<string, Record<string, unknown>> = {
+    run_command_bg: { argv: [SH, '-c', 'true'] },
+    command_status: { taskId: done.taskId },
+    command_output: { taskId: done.taskId },
+    command_kill: { taskId: done.taskId },
+    command_input: { taskId: piped.taskId },
+    command_list: {},
+    git_log: {},
+    git_show: { ref: 'HEAD' },
+    git_diff: {},
+    git_blame: { path: 'a.txt' },
+    git_merge_base: { base: 'HEAD', head: 'HEAD' },
+    git_ls_files: {},
+  }
+  assert.deepEqual(Object.keys(required).sort(), Object.keys(all).sort())
+  for (const t of Object.values(all)) {
+    const args: Record<string, unknown> = { ...required[t.name] }
+    for (const k of Object.keys(t.inputSchema.properties)) if (!(k in args)) args[k] = null
+    const r = await t.execute(args)
+    assert.ok(!nc.isToolRefusal(r), `${t.name} ${JSON.stringify(args)}: ${JSON.stringify(r)}`)
+    if (t.name === 'command_output') assert.equal((r as { content: string }).content, 'x', 'stream null is stdout, the default')
+    if (t.name === 'run_command_bg') await nc.awaitBackgroundCommand(host, (r as { taskId: string }).taskId)
+  }
+  await nc.killBackgroundCommand(host, piped.taskId)
+})
