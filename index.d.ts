@@ -72,15 +72,18 @@ export interface ConfinementSupport {
 
 /** Options of one start. */
 export interface BackgroundCommandOptions {
-  /** Working directory inside the policy's cwdRoot (relative paths resolve against the real root). */
-  cwd: string
+  /**
+   * Working directory inside the policy's cwdRoot (relative paths resolve
+   * against the real root). @default the policy's cwdRoot (as the tools' cwd)
+   */
+  cwd?: string
   /** Budget in ms. @default policy.defaultTimeoutMs */
   timeoutMs?: number
   /** Bytes kept per stream. @default policy.maxOutputBytes */
   maxOutputBytes?: number
   /** When given, REPLACES the parent environment entirely; when omitted the command inherits it. */
   env?: Record<string, string>
-  /** A label for the command. @default the first two argv entries (cut to 60 characters plus "…") */
+  /** A label for the command. @default the executable's base name and its arguments, e.g. `npm run lint` for `["/usr/bin/npm", "run", "lint"]` (cut to 60 characters plus "…") */
   label?: string
   /** The session the command counts in. @default the host's getToolContext().sessionId, else the host's default session */
   sessionId?: string
@@ -329,7 +332,43 @@ export interface BackgroundCommandHost {
   getToolContext?(): { sessionId?: string } | undefined
 }
 
-/** A JSON Schema object (the subset the tools use). */
+/**
+ * The JSON Schema of one tool parameter: a plain type with its bounds, no
+ * composition keywords, so OpenAI's strict mode and every other client take it.
+ */
+export type ToolPropertySchema = {
+  type: 'array' | 'string' | 'number' | 'integer' | 'boolean'
+  description?: string
+  items?: ToolPropertySchema
+  enum?: string[]
+  minimum?: number
+  maximum?: number
+  exclusiveMinimum?: number
+  minItems?: number
+}
+
+/**
+ * A tool's `inputSchema` (SPEC §3): an object schema with named parameters,
+ * closed (`additionalProperties: false`), and nothing at its top level that
+ * the Anthropic API or OpenAI's strict function schemas refuse (no `oneOf`,
+ * `anyOf`, `allOf`, `not` or `if`); rules across parameters (command_output's
+ * "taskId or artifactId") are in the tool's description and checked when it
+ * runs. Its shape is what both SDKs' parameter types ask for, so it is handed
+ * over without a cast: the AI SDK's `jsonSchema(tool.inputSchema)`, the
+ * OpenAI Agents SDK's `tool({ parameters: tool.inputSchema })` (strict mode,
+ * its default, makes the optional parameters nullable; `null` counts as not
+ * given), an MCP server's tool list. (A type alias, not an interface, so it
+ * also fits the index signature of MCP's `Tool.inputSchema`.)
+ */
+export type ToolInputSchema = {
+  type: 'object'
+  properties: Record<string, ToolPropertySchema>
+  /** The parameters a call must give (possibly none). */
+  required: string[]
+  additionalProperties: false
+}
+
+/** A JSON Schema object (a wider subset than tools use; see ToolInputSchema for theirs). */
 export interface JsonSchema {
   type?: 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean'
   description?: string
@@ -343,7 +382,7 @@ export interface JsonSchema {
   minItems?: number
   minLength?: number
   additionalProperties?: boolean
-  /** Exactly one of these must hold (command_output: taskId or artifactId). */
+  /** Exactly one of these must hold. */
   oneOf?: JsonSchema[]
   /** This must not hold. */
   not?: JsonSchema
@@ -509,7 +548,7 @@ export type CommandListToolResult = CommandListResult
 export interface CommandTool<P = unknown, R = unknown> {
   name: string
   description: string
-  inputSchema: JsonSchema
+  inputSchema: ToolInputSchema
   execute(params: P, executionContext?: ToolExecutionContext): Promise<R | ToolRefusal>
   execute(params: unknown, executionContext?: ToolExecutionContext): Promise<R | ToolRefusal>
 }
@@ -667,13 +706,13 @@ export declare function sessionCommandCounts(sessionId: string): BackgroundComma
 export declare function startBackgroundCommand(
   host: object,
   argv: string[],
-  options: BackgroundCommandOptions,
+  options?: BackgroundCommandOptions,
 ): Promise<BackgroundCommandHandle>
 /** Like startBackgroundCommand, under the given policy instead of the host's. */
 export declare function startCommandWithPolicy(
   host: object,
   argv: string[],
-  options: BackgroundCommandOptions,
+  options: BackgroundCommandOptions | undefined,
   policy: BackgroundCommandPolicy,
 ): Promise<BackgroundCommandHandle>
 /** Whether a tool result is an in-band refusal; narrows the result to the tool's own type otherwise. */

@@ -383,7 +383,11 @@ function start(host, argv, callerOptions, callerPolicy, explicit) {
   // here; the engine sees only these snapshots, and the hook called is the
   // one read (SPEC §2).
   const policy = explicit ? policySnapshot(callerPolicy) : undefined
-  const options = snapshot(callerOptions, OPTION_FIELDS)
+  // Options are optional, and so is their cwd: it defaults to the policy's
+  // root. "." is the root itself (a relative cwd resolves against the real
+  // root), also for a relative cwdRoot given to startCommandWithPolicy.
+  const options = callerOptions === undefined ? {} : snapshot(callerOptions, OPTION_FIELDS)
+  if (options !== null && typeof options === 'object' && !isArray(options) && !Object.hasOwn(options, 'cwd')) options.cwd = '.'
   const effective = explicit ? policy : state.policy
   const hook = effective && typeof effective === 'object' ? safeGet(effective, 'allowlist') : undefined
   // Whatever the hook throws (null, a symbol, a Proxy) reaches the engine as

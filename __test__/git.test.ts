@@ -607,7 +607,7 @@ test('a repository naming programs for every hook: every tool runs, none of the 
   assert.deepEqual(marks(fx), [])
 })
 
-test('without configureGitTools, runGitCommand rejects and the tools refuse, naming registerGitTools', async () => {
+test('without configureGitTools, runGitCommand rejects naming registerGitTools; the tools refuse in their own terms', async () => {
   const fx = buildRepo()
   const host = new ReferenceHost(freshSession())
   host.registerGitToolsOnly()
@@ -617,7 +617,8 @@ test('without configureGitTools, runGitCommand rejects and the tools refuse, nam
   await assert.rejects(nc.runGitCommand(host, ['log']), /configureGitTools/)
   for (const name of GIT_TOOL_NAMES) {
     const e = refusal(await host.executeTool(name, {}))
-    assert.match(e, /registerGitTools/, name)
+    assert.match(e, /The git tools are not set up for this host: the host application has not given them a repository yet/, name)
+    assert.doesNotMatch(e, /registerGitTools|configureGitTools/, name)
   }
   // bad options are refused when configuring
   // (a root that does not exist yet is accepted: see parity.test.ts; a file is not a root)
@@ -662,7 +663,7 @@ test('registering git never lets run_command_bg run git, and git runs stay out o
   noPolicy.registerCommandToolsOnly()
   noPolicy.registerGitTools({ repoRoot: fx.repo })
   assert.equal(result(await noPolicy.executeTool('git_ls_files', {})).ok, true)
-  assert.match(refusal(await noPolicy.executeTool('run_command_bg', { argv: ['git', 'log'] })), /setBackgroundCommandPolicy/)
+  assert.match(refusal(await noPolicy.executeTool('run_command_bg', { argv: ['git', 'log'] })), /the host application has not enabled run_command_bg yet/)
   assert.equal(nc.getBackgroundCommandPolicy(noPolicy), undefined)
 })
 

@@ -149,8 +149,8 @@ export function typeChecksOnly(status: BackgroundCommandStatus): void {
   const bad: BackgroundCommandState = 'finished'
   // @ts-expect-error exitCode is optional, so it may be undefined
   status.exitCode.toFixed()
-  // @ts-expect-error cwd is required
-  void nc.startBackgroundCommand(host, ['/bin/echo'], {})
+  // @ts-expect-error cwd is a string
+  void nc.startBackgroundCommand(host, ['/bin/echo'], { cwd: 1 })
   // @ts-expect-error streams are stdout or stderr
   void nc.readBackgroundCommandOutput(host, 'c1', { stream: 'stdin' })
   // @ts-expect-error argv is a string array

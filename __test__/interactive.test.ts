@@ -389,9 +389,9 @@ test('tools: command_input sends every named key as a terminal sends it, and ref
   const noInput = (await tools.run_command_bg.execute({ argv: [SH, '-c', 'sleep 30'] }, ctx)) as nc.RunCommandToolResult
   const out = (await tools.command_input!.execute({ taskId: noInput.taskId, text: 'a' }, ctx)) as { isError: true; error: string }
   // code: NLC_INVALID_ARGUMENT
-  assert.match(out.error, /stdin: "pipe"/)
+  assert.match(out.error, /start it with run_command_bg stdin: true \(or terminal: true\)/)
   const empty = await tools.command_input.execute({ taskId: noInput.taskId }, ctx)
-  assert.ok(nc.isToolRefusal(empty) && /stdin: "pipe"/.test(empty.error), 'an empty write still checks that the command takes input')
+  assert.ok(nc.isToolRefusal(empty) && /run_command_bg stdin: true/.test(empty.error), 'an empty write still checks that the command takes input')
   const bad = (await tools.run_command_bg.execute({ argv: [CAT], stdin: 'yes' }, ctx)) as { isError: true; error: string }
   // code: NLC_INVALID_ARGUMENT
   assert.match(bad.error, /stdin must be true or false/)

@@ -70,7 +70,7 @@ test('list: every command oldest first, with the right fields for each ending', 
   assert.equal('exitCode' in sg, false)
   assert.equal(sg.killed, false, 'nobody here stopped it')
   assert.equal(sg.cwd, root)
-  assert.equal(sg.label, '/bin/sh -c')
+  assert.equal(sg.label, 'sh -c kill -9 $$')
 
   const kd = by(killed.taskId)
   assert.equal(kd.state, 'killed')

@@ -53,9 +53,24 @@ test('every TypeScript and JavaScript block of the README compiles under tsc --s
 })
 
 test('a README block that does not type-check fails the check (control)', async () => {
-  const dir = strictProject({ 'bad.mts': "import { startBackgroundCommand } from 'neurolink-commands'\nawait startBackgroundCommand({}, ['x'], {})\n" }, 'nlc-readme-bad-')
+  const dir = strictProject({ 'bad.mts': "import { startBackgroundCommand } from 'neurolink-commands'\nawait startBackgroundCommand({}, ['x'], { cwdd: '.' })\n" }, 'nlc-readme-bad-')
   try {
-    await assert.rejects(compile(dir, true), /cwd/)
+    await assert.rejects(compile(dir, true), /cwdd/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('every TypeScript block of docs/agent-frameworks.md compiles under tsc --strict with the SDKs it uses', async () => {
+  const page = readFileSync(join(repo, 'docs', 'agent-frameworks.md'), 'utf8')
+  const found = blocks(page)
+  assert.equal(found.filter((b) => b.lang === 'ts').length, 3, 'the AI SDK, the Agents SDK and an MCP client')
+  for (const m of page.matchAll(/^```(\S*)$/gm)) assert.ok(['ts', ''].includes(m[1]!), `a ${m[1]} block`)
+  const files: Record<string, string> = {}
+  for (const b of found) files[`frameworks-line-${b.line}.mts`] = b.text + '\n'
+  const dir = strictProject(files, 'nlc-frameworks-', ['ai', '@openai/agents', 'zod', '@modelcontextprotocol/sdk'])
+  try {
+    await compile(dir, true)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -10,6 +10,8 @@ import { after, describe, test } from 'node:test'
 import { gateScript, hostWith as makeHost, logPath, nc, NODE, ownKeys, readPages, settle, tempRoot, waitFor } from './helpers.ts'
 
 const SH = '/bin/sh'
+/** A default label's cut: 60 characters, then "…". */
+const cut60 = (s: string) => (s.length > 60 ? `${s.slice(0, 60)}…` : s)
 const CAT = '/bin/cat'
 const HEAD = '/usr/bin/head'
 const ENV = '/usr/bin/env'
@@ -56,7 +58,7 @@ describe('starting', () => {
     assert.ok(live.state === 'queued' || live.state === 'running', `state ${live.state}`)
     for (const k of ['exitCode', 'signal', 'stdout', 'stderr', 'error']) assert.equal(has(live, k), false, `${k} present while live`)
     assert.equal(live.tailPreview, '(no output yet)')
-    assert.equal(live.label, `${SH} -c`)
+    assert.equal(live.label, cut60(`sh -c ${gateScript(g.name)}; echo finished`))
     assert.equal(live.stdoutBytes, 0)
     assert.equal(live.stderrBytes, 0)
     await waitFor(() => nc.getBackgroundCommandStatus(host, h.taskId).state === 'running', 5000, 'running')
@@ -86,11 +88,36 @@ describe('starting', () => {
     const c = await nc.startBackgroundCommand(host, [SH, '-c', 'true'], { cwd: root, label: '   ' })
     assert.equal(new Set([a.taskId, b.taskId, c.taskId]).size, 3)
     assert.equal((await settle(host, a.taskId)).label, 'build step')
-    assert.equal((await settle(host, b.taskId)).label, `${SH} ${long}`.slice(0, 60) + '…')
-    assert.equal((await settle(host, c.taskId)).label, `${SH} -c`)
+    // The default: the executable's base name and what follows, cut to 60 characters plus "…".
+    assert.equal((await settle(host, b.taskId)).label, `sh ${long}`.slice(0, 60) + '…')
+    assert.equal((await settle(host, c.taskId)).label, 'sh -c true')
+    const d = await nc.startBackgroundCommand(host, [SH, '-c', 'exit 0', 'sixty', 'y'.repeat(41)], { cwd: root })
+    assert.equal((await settle(host, d.taskId)).label, `sh -c exit 0 sixty ${'y'.repeat(41)}`, 'exactly 60 characters are not cut')
     const sta = nc.getBackgroundCommandStatus(host, a.taskId)
     assert.equal(sta.stdout?.label, 'build step [stdout]')
     assert.equal(sta.stderr?.label, 'build step [stderr]')
+  })
+
+  test('options.cwd defaults to the policy root: no options, {} and cwd: undefined all run there; a given cwd still counts', async () => {
+    const { mkdirSync, realpathSync } = await import('node:fs')
+    mkdirSync(join(root, 'here'), { recursive: true })
+    const real = realpathSync(root)
+    const pwd = [SH, '-c', 'pwd -P']
+    const runs = [
+      await nc.startBackgroundCommand(host, pwd),
+      await nc.startBackgroundCommand(host, pwd, {}),
+      await nc.startBackgroundCommand(host, pwd, { cwd: undefined, label: 'no cwd' }),
+      await nc.startCommandWithPolicy(host, pwd, undefined, { allowedExecutables: [SH], cwdRoot: root }),
+    ]
+    for (const h of runs) {
+      const st = await settle(host, h.taskId)
+      assert.equal(st.exitCode, 0)
+      assert.equal((await nc.readBackgroundCommandOutput(host, h.taskId, { stream: 'stdout' })).content, `${real}\n`)
+    }
+    // the control: a cwd given is the one used
+    const sub = await nc.startBackgroundCommand(host, pwd, { cwd: 'here' })
+    await settle(host, sub.taskId)
+    assert.equal((await nc.readBackgroundCommandOutput(host, sub.taskId, { stream: 'stdout' })).content, `${join(real, 'here')}\n`)
   })
 })
 
@@ -116,8 +143,9 @@ describe('capturing', () => {
     assert.equal(err.kind, 'command-output')
     assert.equal(out.sizeBytes, 40)
     assert.equal(err.sizeBytes, 4)
-    assert.equal(out.label, `${SH} -c [stdout]`)
-    assert.equal(err.label, `${SH} -c [stderr]`)
+    const label = cut60(`sh -c printf '%s' '${out40}'; printf 'err!' >&2; exit 7`)
+    assert.equal(out.label, `${label} [stdout]`)
+    assert.equal(err.label, `${label} [stderr]`)
     assert.equal(out.preview, out40)
     assert.equal(err.preview, 'err!')
     assert.notEqual(out.artifactId, '')

@@ -13,13 +13,29 @@ const run = promisify(execFile)
 export const repo = resolve(__dirname, '..')
 const TSC = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
 
-/** A fresh project directory holding `files` (path → text) and a strict tsconfig that lists them. */
-export function strictProject(files: Record<string, string>, prefix = 'nlc-strict-'): string {
+/** Where the packages a project may also import are installed (the agent SDKs are dev dependencies; the MCP SDK is mcp/'s). */
+const OTHER_MODULES: Record<string, string> = {
+  ai: join(repo, 'node_modules', 'ai'),
+  '@openai/agents': join(repo, 'node_modules', '@openai', 'agents'),
+  zod: join(repo, 'node_modules', 'zod'),
+  '@modelcontextprotocol/sdk': join(repo, 'mcp', 'node_modules', '@modelcontextprotocol', 'sdk'),
+}
+
+/**
+ * A fresh project directory holding `files` (path → text) and a strict
+ * tsconfig that lists them; `modules` names other packages it imports
+ * (keys of OTHER_MODULES), linked from where they are installed.
+ */
+export function strictProject(files: Record<string, string>, prefix = 'nlc-strict-', modules: string[] = []): string {
   const dir = tempRoot(prefix)
-  const modules = join(dir, 'node_modules')
-  mkdirSync(join(modules, '@types'), { recursive: true })
-  symlinkSync(repo, join(modules, 'neurolink-commands'))
-  symlinkSync(realpathSync(join(repo, 'node_modules', '@types', 'node')), join(modules, '@types', 'node'))
+  const nm = join(dir, 'node_modules')
+  mkdirSync(join(nm, '@types'), { recursive: true })
+  symlinkSync(repo, join(nm, 'neurolink-commands'))
+  symlinkSync(realpathSync(join(repo, 'node_modules', '@types', 'node')), join(nm, '@types', 'node'))
+  for (const m of modules) {
+    mkdirSync(dirname(join(nm, m)), { recursive: true })
+    symlinkSync(realpathSync(OTHER_MODULES[m]!), join(nm, m))
+  }
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true })
     writeFileSync(join(dir, name), text)

@@ -174,7 +174,7 @@ test('a strict host reads every tool result and a settled status through the pub
     killed: { state: 'killed', signal: 'SIGTERM', refs: true },
     refused: 'NLC_INVALID_ARGUMENT',
     settled: ['exited', 4, 0],
-    narrowed: '/bin/sh -c [stdout]',
+    narrowed: 'sh -c printf host [stdout]',
     afterKill: ['killed', 'SIGKILL'],
     git: [
       'git log --no-color --no-ext-diff --no-textconv --max-count=5 --oneline | true | exited | true | true',

@@ -110,6 +110,7 @@ function createExtraTools(host, api, counters, sessionOf, options) {
         {
           type: 'object',
           properties: { running: { type: 'boolean', description: 'Only running (true) or only settled (false) commands.' } },
+          required: [],
           additionalProperties: false,
         },
         '{ running?: boolean }',

@@ -1,8 +1,11 @@
 'use strict'
 // The model-facing tool objects: { name, description, inputSchema, execute }.
 // execute never rejects: every refusal comes back as { isError: true, error,
-// code } with the engine's message, which names the recovery step, and the
-// same NLC_* code the host API's Error carries for that kind of refusal.
+// code } with the engine's message, which names the recovery step, put in
+// the tool's own terms (lib/terms.js), and the same NLC_* code the host
+// API's Error carries for that kind of refusal.
+
+const { inToolTerms, resultInToolTerms } = require('./terms.js')
 
 const DEFAULT_TIMEOUT_MS = 120000
 
@@ -112,9 +115,10 @@ function toolObject(name, description, inputSchema, shape, run) {
           throw coded(`params must be a JSON object of this shape (got ${shown(params)})`)
         }
         refuseUnknownKeys(params, known)
-        return await run(params, executionContext)
+        return resultInToolTerms(await run(params, executionContext))
       } catch (e) {
-        return { isError: true, error: refusalMessage(name, shape, messageOf(e)), code: codeOf(e) }
+        const code = codeOf(e)
+        return { isError: true, error: refusalMessage(name, shape, inToolTerms(name, code, messageOf(e))), code }
       }
     },
   }
@@ -175,15 +179,15 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     async (params, ctx) => {
       const policy = api.getBackgroundCommandPolicy(host)
       if (!policy) {
-        throw coded(
-          'No background command policy is set for this host, so no command can run: the host must call setBackgroundCommandPolicy (NeuroLink: registerBackgroundCommandTools) first',
-          'NLC_NO_POLICY',
-        )
+        // worded for the model by lib/terms.js, as the engine's own refusal is
+        throw coded('No background command policy is set for this host', 'NLC_NO_POLICY')
       }
       const budget = policy.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS
       const requested = optionalNumber(params, 'timeoutMs', 'a positive number of milliseconds', (n) => n > 0)
       const timeoutMs = requested === undefined ? undefined : Math.min(requested, budget)
-      const options = { cwd: params.cwd ?? policy.cwdRoot, timeoutMs }
+      const cwd = params.cwd ?? policy.cwdRoot
+      if (typeof cwd !== 'string') throw coded(`cwd must be a string: a directory inside the sandbox root (got ${shown(cwd)})`)
+      const options = { cwd, timeoutMs }
       if (ctx) options.sessionId = ctx.sessionId
       for (const key of ['stdin', 'terminal']) {
         const v = params[key]
@@ -210,7 +214,6 @@ function createBackgroundCommandTools(host, api, sessionOf) {
         waitMs: { type: 'number', minimum: 0, description: 'Wait at most this long for the command to settle (or for waitFor to appear).' },
         waitFor: {
           type: 'string',
-          minLength: 1,
           description: 'Text (a plain substring of one line) to wait for in stdout or stderr, up to waitMs; the result adds waitMatched and waitLine.',
         },
       },
@@ -242,7 +245,8 @@ function createBackgroundCommandTools(host, api, sessionOf) {
   const command_output = tool(
     'command_output',
     'Read one page of a command\'s complete output, while it runs or after, by taskId (and stream), or of a banked artifact by the artifactId a readBackHint names: ' +
-      'offset and limit count characters (limit defaults to 50000, at most 200000); hasMore says whether to read on from offset + limit. Give taskId or artifactId, not both. ' +
+      'offset and limit count characters (limit defaults to 50000, at most 200000); hasMore says whether to read on from offset + limit. ' +
+      'Give taskId or artifactId, exactly one of them; stream goes with taskId only. ' +
       'tail reads the last characters instead (e.g. tail 5000 for the last screen). ' +
       'grep returns the lines holding that text instead of a page: { matches: [{ line, offset, text }], hasMore, scannedTo } (search again from offset: scannedTo for more).',
     {
@@ -254,10 +258,12 @@ function createBackgroundCommandTools(host, api, sessionOf) {
         offset: { type: 'integer', minimum: 0, description: 'First character (default 0).' },
         limit: { type: 'integer', minimum: 1, maximum: 200000, description: 'Characters to read (default 50000).' },
         tail: { type: 'integer', minimum: 0, maximum: 200000, description: 'Read the last this many characters instead of from offset.' },
-        grep: { type: 'string', minLength: 1, description: 'Return the lines holding this text (from offset, at most 100), not a page.' },
+        grep: { type: 'string', description: 'Return the lines holding this text (from offset, at most 100), not a page.' },
       },
+      // "taskId or artifactId" is checked when it runs (below): a rule across
+      // properties at the top of a tool schema is refused by the Anthropic API
+      // and by OpenAI's strict mode (SPEC §3).
       required: [],
-      oneOf: [{ required: ['taskId'] }, { required: ['artifactId'], not: { required: ['stream'] } }],
       additionalProperties: false,
     },
     outputShape,

@@ -89,7 +89,7 @@ fuzz_target!(|data: &[u8]| {
     // Bounded: a clipped argv[0], each character escaped in at most 10 ("\u{10ffff}").
     assert!(shell_msg.chars().count() < SHOWN_MAX * 10 + 400, "a shell refusal repeats at most a clipped argv[0]");
 
-    // Labels: the first two entries, cut to 60 characters plus "…".
+    // Labels: the base name and the arguments, cut to 60 characters plus "…".
     let label = label_for(None, &argv);
     assert!(label.chars().count() <= 61);
     assert!(label_for(Some(s), &argv).chars().count() <= s.chars().count().max(61));

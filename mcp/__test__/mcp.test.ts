@@ -408,6 +408,12 @@ describe('neurolink-commands-mcp over stdio', () => {
       offset += 3001
     }
     assert.equal(got, whole)
+    // artifact_read refuses in its own terms: its parameters, the refs the model has
+    const badOffset = refused(await call(s, 'artifact_read', { artifactId: ref.artifactId, offset: 'x' }))
+    assert.equal(badOffset.error, 'artifact_read { artifactId: string, offset?: number, limit?: number }: offset must be a number (got the string "x")')
+    const unknown = refused(await call(s, 'artifact_read', { artifactId: 'no-such' }))
+    assert.ok(unknown.error.endsWith("or of a git tool's output ref"), unknown.error)
+    assert.equal(unknown.code, 'NLC_UNKNOWN_ARTIFACT')
 
     const flag = refused(await call(s, 'git_show', { ref: '--output=/tmp/x' }))
     assert.ok(flag.error.includes('must not start with "-"'), flag.error)

@@ -15,6 +15,14 @@ import { isSettled, renderResult } from './render.js'
 
 const require = createRequire(import.meta.url)
 const { version } = require('../package.json')
+// artifact_read's refusals in the tool's terms, as the library's tools say theirs
+// (a library without lib/terms.js leaves the message as it is).
+let inToolTerms = (_name, _code, message) => message
+try {
+  inToolTerms = require('neurolink-commands/lib/terms.js').inToolTerms
+} catch {
+  // an older neurolink-commands
+}
 
 /** The longest wait one call makes: under the ~60 s request timeout of common MCP clients. */
 export const WAIT_CAP_MS = 50000
@@ -186,7 +194,8 @@ function artifactTool() {
         if (params.limit !== undefined && params.limit !== null) window.limit = params.limit
         return await nc.retrieveArtifact(params.artifactId, window)
       } catch (e) {
-        return { isError: true, error: `artifact_read { artifactId: string, offset?: number, limit?: number }: ${messageOf(e)}`, code: codeOf(e) }
+        const code = codeOf(e)
+        return { isError: true, error: `artifact_read { artifactId: string, offset?: number, limit?: number }: ${inToolTerms('artifact_read', code, messageOf(e))}`, code }
       }
     },
   }

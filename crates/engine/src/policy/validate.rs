@@ -190,19 +190,39 @@ pub fn check_env(env: &[(String, String)]) -> EngineResult<()> {
     Ok(())
 }
 
-/// The label: the given one trimmed, else the first two argv entries, cut to 60 characters plus `…`.
+/// The label: the given one trimmed, else the executable's base name and
+/// the arguments after it, joined by spaces, cut to 60 characters plus `…`
+/// (`/usr/bin/npm run lint` is `npm run lint`: the script's name shows).
 pub fn label_for(label: Option<&str>, argv: &[String]) -> String {
     if let Some(l) = label.map(str::trim).filter(|l| !l.is_empty()) {
         return l.to_string();
     }
-    let joined = argv.iter().take(2).cloned().collect::<Vec<_>>().join(" ");
-    if joined.chars().count() > 60 {
-        let mut cut: String = joined.chars().take(60).collect();
-        cut.push('…');
-        cut
-    } else {
-        joined
+    const MAX: usize = 60;
+    let exe = argv.first().map(|a| {
+        std::path::Path::new(a)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(a)
+    });
+    // Built up to the cut only: an argv may hold a million entries.
+    let mut out = String::new();
+    let mut count = 0;
+    for (i, part) in exe
+        .into_iter()
+        .chain(argv.iter().skip(1).map(String::as_str))
+        .enumerate()
+    {
+        let sep = if i == 0 { None } else { Some(' ') };
+        for c in sep.into_iter().chain(part.chars()) {
+            if count == MAX {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            count += 1;
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -295,13 +315,20 @@ mod tests {
     #[test]
     fn labels() {
         let argv: Vec<String> = vec!["/bin/echo".into(), "hello".into(), "world".into()];
-        assert_eq!(label_for(None, &argv), "/bin/echo hello");
+        assert_eq!(label_for(None, &argv), "echo hello world");
         assert_eq!(label_for(Some("  build  "), &argv), "build");
-        assert_eq!(label_for(Some("   "), &argv), "/bin/echo hello");
+        assert_eq!(label_for(Some("   "), &argv), "echo hello world");
+        let npm: Vec<String> = ["/usr/bin/npm", "run", "lint"].map(String::from).to_vec();
+        assert_eq!(label_for(None, &npm), "npm run lint");
+        assert_eq!(label_for(None, &["git".to_string()]), "git");
+        // exactly 60 characters are not cut; 61 are
+        let sixty = vec!["/bin/x".to_string(), "y".repeat(58)];
+        assert_eq!(label_for(None, &sixty), format!("x {}", "y".repeat(58)));
+        let over = vec!["/bin/x".to_string(), "y".repeat(59)];
+        assert_eq!(label_for(None, &over), format!("x {}…", "y".repeat(58)));
         let long = vec!["x".repeat(70)];
         let l = label_for(None, &long);
-        assert_eq!(l.chars().count(), 61);
-        assert!(l.ends_with('…'));
+        assert_eq!(l, format!("{}…", "x".repeat(60)));
     }
 
     #[test]
