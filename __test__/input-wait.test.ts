@@ -83,6 +83,34 @@ test('a node readline prompt (the event loop in epoll_wait on stdin) is waiting'
   assert.equal(await stdoutText(h, taskId), 'got Bob\n')
 })
 
+test('select() and poll() watching stdin are waiting; watching another pipe is not', { skip: !LINUX }, async () => {
+  const h = withPolicy()
+  const select = await nc.startBackgroundCommand(h, [PY, '-c', 'import select, sys; select.select([sys.stdin], [], []); print(sys.stdin.readline().strip())'], {
+    cwd: '.',
+    stdin: 'pipe',
+  })
+  const poll = await nc.startBackgroundCommand(
+    h,
+    [PY, '-c', 'import select, sys; p = select.poll(); p.register(0, select.POLLIN); p.poll(); print(sys.stdin.readline().strip())'],
+    { cwd: '.', stdin: 'pipe' },
+  )
+  // Its own pipe, never written: the wait is not on the command's input.
+  const other = await nc.startBackgroundCommand(h, [PY, '-c', 'import os, select; r, w = os.pipe(); p = select.poll(); p.register(r, select.POLLIN); p.poll()'], {
+    cwd: '.',
+    stdin: 'pipe',
+  })
+  const t0 = Date.now()
+  await Promise.all([untilWaiting(h, select.taskId, t0), untilWaiting(h, poll.taskId, t0)])
+  await staysFalse(h, other.taskId)
+  for (const { taskId } of [select, poll]) {
+    await nc.writeBackgroundCommandInput(h, taskId, 'yes\n')
+    const st = await nc.awaitBackgroundCommand(h, taskId, { timeoutMs: 15_000 })
+    assert.equal(st.exitCode, 0)
+    assert.equal(await stdoutText(h, taskId), 'yes\n')
+  }
+  await nc.killBackgroundCommand(h, other.taskId)
+})
+
 test('a node process serving without reading its stdin pipe is not waiting', { skip: !LINUX }, async () => {
   const h = withPolicy()
   // The same event loop in epoll_wait, but stdin is not in its interest list.

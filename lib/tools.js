@@ -213,7 +213,8 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     'The live status of a background command: state (running, exited, killed, timeout, output-limit), exit code, byte counts and a short tail. ' +
       'With waitMs it waits up to that long for the command to settle first; with waitFor as well, it returns as soon as that text appears in either stream ' +
       '(waitMatched, and waitLine: the line holding it) — e.g. waitFor "listening on" for a server. Once settled, stdout/stderr are banked refs holding the complete output. ' +
-      'running/finished count your session\'s commands (finished = settled and not looked at yet).',
+      'running/finished count your session\'s commands (finished = settled and not looked at yet). ' +
+      'waitingForInput: true (with a hint) means it is blocked on a prompt, reading its input: answer it with command_input.',
     {
       type: 'object',
       properties: {
