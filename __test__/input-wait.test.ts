@@ -70,6 +70,29 @@ test('python3 input() on a stdin pipe is waiting after inputWaitMs, and not afte
   assert.equal(await stdoutText(h, taskId), 'got Ada\n')
 })
 
+test('a confined command (Landlock + seccomp) blocked on its pipe is seen the same way', { skip: !LINUX }, async () => {
+  const h = withPolicy({ confine: {} })
+  const t0 = Date.now()
+  const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', 'read x; echo "[$x]"'], { cwd: '.', stdin: 'pipe' })
+  assert.equal(nc.getBackgroundCommandStatus(h, taskId).confined, true)
+  await untilWaiting(h, taskId, t0)
+  await nc.writeBackgroundCommandInput(h, taskId, 'c\n')
+  const st = await nc.awaitBackgroundCommand(h, taskId, { timeoutMs: 15_000 })
+  assert.equal(st.exitCode, 0)
+  assert.equal(await stdoutText(h, taskId), '[c]\n')
+})
+
+test('a child of the command blocked on the inherited pipe counts (the leader only waits for it)', { skip: !LINUX }, async () => {
+  const h = withPolicy()
+  const t0 = Date.now()
+  // sh forks python3 and sits in wait4; python3 reads the inherited stdin.
+  const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', `${PY} -c 'print(input())'; echo done`], { cwd: '.', stdin: 'pipe' })
+  await untilWaiting(h, taskId, t0)
+  await nc.writeBackgroundCommandInput(h, taskId, 'kid\n')
+  await nc.awaitBackgroundCommand(h, taskId, { timeoutMs: 15_000 })
+  assert.equal(await stdoutText(h, taskId), 'kid\ndone\n')
+})
+
 test('a node readline prompt (the event loop in epoll_wait on stdin) is waiting', { skip: !LINUX }, async () => {
   const h = withPolicy()
   const script = "require('readline').createInterface({ input: process.stdin }).on('line', (l) => { console.log('got ' + l); process.exit(0) })"
@@ -132,6 +155,17 @@ test('a terminal prompt is waiting; enter answers it', { skip: !LINUX }, async (
   const st = await nc.awaitBackgroundCommand(h, taskId, { timeoutMs: 15_000 })
   assert.equal(st.state, 'exited')
   assert.match(await stdoutText(h, taskId), /hello Ada/)
+})
+
+test('python3 input() in a terminal (GNU readline) is waiting', { skip: !LINUX }, async () => {
+  const h = withPolicy()
+  const t0 = Date.now()
+  const { taskId } = await nc.startBackgroundCommand(h, [PY, '-c', 'print("hi " + input("name? "))'], { cwd: '.', terminal: true })
+  await untilWaiting(h, taskId, t0)
+  await nc.writeBackgroundCommandInput(h, taskId, 'Lin\r')
+  const st = await nc.awaitBackgroundCommand(h, taskId, { timeoutMs: 15_000 })
+  assert.equal(st.exitCode, 0)
+  assert.match(await stdoutText(h, taskId), /hi Lin/)
 })
 
 test('the listener hears each episode once: the first prompt, then the second', { skip: !LINUX }, async () => {

@@ -465,8 +465,8 @@ async fn run(
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
     tokio::pin!(budget_timer, escalate_timer, drain_timer, idle_timer);
-    let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer);
-    let input_timer = sleep_until(input_watch.first(start, far));
+    let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
+    let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
     let (mut escalating, mut draining, mut listening) = (false, false, true);
 
@@ -591,13 +591,15 @@ struct InputWatch<'a> {
     /// What the command reads, as the kernel names it (`None`: no watch).
     target: Option<crate::process::input_wait::Target>,
     wait: Duration,
+    /// The disarmed timer's deadline.
+    far: Instant,
 }
 
 impl<'a> InputWatch<'a> {
     /// Looks between two checks of a command that stays quiet, at least.
     const MIN_PERIOD: Duration = Duration::from_millis(100);
 
-    fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>) -> Self {
+    fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>, far: Instant) -> Self {
         use crate::process::input_wait;
         let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
         let target = match &writer.tx {
@@ -608,14 +610,15 @@ impl<'a> InputWatch<'a> {
             rec,
             target,
             wait: crate::policy::duration_ms(wait_ms),
+            far,
         }
     }
 
-    fn first(&self, start: Instant, far: Instant) -> Instant {
+    fn first(&self, start: Instant) -> Instant {
         if self.target.is_some() {
             start + self.wait
         } else {
-            far
+            self.far
         }
     }
 
@@ -640,11 +643,13 @@ impl<'a> InputWatch<'a> {
         let (Some(t), Some(input)) = (&self.target, &self.rec.input) else {
             return;
         };
-        let now = match &writer.tx {
-            Some(tx) => crate::process::input_wait::waiting(pid, t, tx.as_fd()),
-            None => false,
+        let Some(tx) = &writer.tx else {
+            // Its input is closed: it reads end of file from now on.
+            input.set_waiting(false);
+            timer.reset(self.far);
+            return;
         };
-        if input.set_waiting(now) {
+        if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
             crate::runtime::emit(
                 super::registry::listener_of(self.rec.host),
                 crate::runtime::Event::WaitingForInput(self.rec.task_id()),

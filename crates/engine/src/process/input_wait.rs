@@ -329,23 +329,27 @@ mod scan {
         }
     }
 
+    fn process_waits(pid: i32, t: &Target) -> bool {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        tasks.flatten().any(|task| {
+            std::fs::read_to_string(task.path().join("syscall"))
+                .ok()
+                .and_then(|line| parse_syscall(&line))
+                .and_then(|(nr, a)| classify(nr, a))
+                .is_some_and(|w| waits_on(pid, w, t))
+        })
+    }
+
     pub fn waiting(leader: i32, t: &Target) -> bool {
-        for pid in tree(leader) {
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-                continue;
-            };
-            for task in tasks.flatten() {
-                let Ok(line) = std::fs::read_to_string(task.path().join("syscall")) else {
-                    continue;
-                };
-                if let Some(w) = parse_syscall(&line).and_then(|(nr, a)| classify(nr, a)) {
-                    if waits_on(pid, w, t) {
-                        return true;
-                    }
-                }
-            }
-        }
-        false
+        // The leader first (a prompt is most often its own): no scan of
+        // every process when it answers.
+        process_waits(leader, t)
+            || tree(leader)
+                .into_iter()
+                .filter(|pid| *pid != leader)
+                .any(|pid| process_waits(pid, t))
     }
 }
 
