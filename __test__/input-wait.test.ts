@@ -217,7 +217,7 @@ test('a listener that throws is a process warning; the others still hear', { ski
   }
 })
 
-test('never waiting: sleep with a stdin pipe, a reader of /dev/null, a reader that keeps printing', { skip: !LINUX }, async () => {
+test('never waiting: sleep with a stdin pipe, a reader of /dev/null or of a closed pipe, a reader that keeps printing', { skip: !LINUX }, async () => {
   const h = withPolicy()
   let notices = 0
   const off = nc.onBackgroundCommandWaitingForInput(h, () => notices++)
@@ -229,7 +229,10 @@ test('never waiting: sleep with a stdin pipe, a reader of /dev/null, a reader th
     cwd: '.',
     stdin: 'pipe',
   })
-  await Promise.all([staysFalse(h, sleeper.taskId), staysFalse(h, nullReader.taskId), staysFalse(h, chatty.taskId)])
+  // A pipe closed by the host: read gets end of file, and nothing is written any more.
+  const closed = await nc.startBackgroundCommand(h, [SH, '-c', 'read x; read y; sleep 5'], { cwd: '.', stdin: 'pipe' })
+  await nc.writeBackgroundCommandInput(h, closed.taskId, '', { end: true })
+  await Promise.all([sleeper, nullReader, chatty, closed].map((c) => staysFalse(h, c.taskId)))
   assert.ok((await stdoutText(h, chatty.taskId)).includes('tick'))
   for (const r of nc.listBackgroundCommands(h)) assert.equal(r.waitingForInput, false)
   assert.equal(notices, 0)

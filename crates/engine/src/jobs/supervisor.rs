@@ -640,12 +640,11 @@ impl<'a> InputWatch<'a> {
 
     /// Quiet for `inputWaitMs`: is it blocked on its input?
     fn check(&self, pid: i32, writer: &Writer<'_>, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
-        let (Some(t), Some(input)) = (&self.target, &self.rec.input) else {
-            return;
-        };
-        let Some(tx) = &writer.tx else {
+        let (Some(t), Some(input), Some(tx)) = (&self.target, &self.rec.input, &writer.tx) else {
             // Its input is closed: it reads end of file from now on.
-            input.set_waiting(false);
+            if let Some(i) = &self.rec.input {
+                i.set_waiting(false);
+            }
             timer.reset(self.far);
             return;
         };
