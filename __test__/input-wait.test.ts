@@ -225,14 +225,17 @@ test('never waiting: sleep with a stdin pipe, a reader of /dev/null or of a clos
   // read gets end of file from /dev/null at once; then it sleeps.
   const nullReader = await nc.startBackgroundCommand(h, [SH, '-c', 'read x; sleep 5'], { cwd: '.' })
   // A background loop prints every 50 ms while the shell sits in read.
+  // (Its own inputWaitMs, far above the 50 ms between lines, so a loaded
+  // machine's scheduling pause cannot make it quiet.)
   const chatty = await nc.startBackgroundCommand(h, [SH, '-c', 'while :; do echo tick; sleep 0.05; done & read x; kill $!'], {
     cwd: '.',
     stdin: 'pipe',
+    inputWaitMs: 2000,
   })
   // A pipe closed by the host: read gets end of file, and nothing is written any more.
   const closed = await nc.startBackgroundCommand(h, [SH, '-c', 'read x; read y; sleep 5'], { cwd: '.', stdin: 'pipe' })
   await nc.writeBackgroundCommandInput(h, closed.taskId, '', { end: true })
-  await Promise.all([sleeper, nullReader, chatty, closed].map((c) => staysFalse(h, c.taskId)))
+  await Promise.all([sleeper, nullReader, chatty, closed].map((c) => staysFalse(h, c.taskId, 3000)))
   assert.ok((await stdoutText(h, chatty.taskId)).includes('tick'))
   for (const r of nc.listBackgroundCommands(h)) assert.equal(r.waitingForInput, false)
   assert.equal(notices, 0)
