@@ -70,7 +70,8 @@ export declare function gitToolArgs(hostId: number, tool: string, params: unknow
 /**
  * Connect the engine to this Node environment's adapter:
  * `listener(kind, taskId)` hears `"bank"` (bank both streams, then call
- * `completeBanking`) and `"settled"` for the commands of hosts registered
+ * `completeBanking`), `"settled"`, and `"waiting"` (it began waiting for
+ * input, once per episode) for the commands of hosts registered
  * with the returned listener id. When the environment is torn down its
  * listener goes away and its commands get SIGTERM; the first environment
  * that loads the addon (normally the main thread: the process is ending)
@@ -175,6 +176,7 @@ export interface NativeListEntry {
   exitCode?: number
   signal?: string
   killed: boolean
+  waitingForInput?: boolean
 }
 
 /** The log settings in force (`configureLogs`). */
@@ -238,6 +240,7 @@ export interface NativeStatus {
   error?: string
   confined: boolean
   stdinOpen: boolean
+  waitingForInput?: boolean
   logsRemoved?: boolean
 }
 
@@ -322,8 +325,8 @@ export declare function setObjectMakers(makeStatus: ((...values: unknown[]) => N
 export declare function setPolicy(hostId: number, policy: unknown, copy: unknown, copyError?: string | undefined | null): void
 
 /**
- * The status of a command that just settled, for the host's settle
- * listeners (it does not mark the command looked at).
+ * The status of a command that just settled (or began waiting for input),
+ * for the host's listeners (it does not mark the command looked at).
  */
 export declare function settledStatus(hostId: number, taskId: string): NativeStatus
 

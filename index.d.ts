@@ -27,6 +27,8 @@ export interface BackgroundCommandPolicy {
   killGraceMs?: number
   /** Default idleTimeoutMs of the commands this policy starts (see {@link BackgroundCommandOptions.idleTimeoutMs}). @default none (no idle stop) */
   idleTimeoutMs?: number
+  /** Default inputWaitMs of the commands this policy starts (see {@link BackgroundCommandOptions.inputWaitMs}). @default 2000 */
+  inputWaitMs?: number
   /**
    * Kernel confinement (Linux Landlock + seccomp) of every command this policy starts: what it, and
    * everything it starts, can write, read and reach. `false` (or absent) runs commands unconfined, as
@@ -91,6 +93,13 @@ export interface BackgroundCommandOptions {
   abortSignal?: AbortSignal
   /** Stop the command when neither stream produced a byte for this long, in ms: SIGTERM, then SIGKILL after the grace; state `timeout`, `error` contains `no output for <n>ms`. @default policy.idleTimeoutMs (none) */
   idleTimeoutMs?: number
+  /**
+   * A command with an input (`stdin: "pipe"` or `terminal`) that printed nothing for this long, in ms,
+   * while one of its processes is blocked reading that input is reported as waiting for input:
+   * `waitingForInput: true` in its status and list row, and {@link onBackgroundCommandWaitingForInput}.
+   * @default policy.inputWaitMs (2000)
+   */
+  inputWaitMs?: number
   /** Kernel confinement of this command: only narrows the policy's (a wider tree, `read: "all"`, `network: true` or `tmp: "shared"` the policy does not have is refused with `NLC_INVALID_ARGUMENT`); under an unconfined policy any confinement is accepted. Absent fields inherit the policy's. */
   confine?: Confinement
   /**
@@ -192,6 +201,13 @@ export interface BackgroundCommandStatusBase {
    * terminal, not closed by `end: true` or by the command, and not settled.
    */
   stdinOpen: boolean
+  /**
+   * Whether a process of the command is blocked reading its input (its stdin pipe or its terminal)
+   * and it printed nothing for `inputWaitMs`: write to it with {@link writeBackgroundCommandInput}.
+   * Turns false when the command gets input or prints; always false with `stdin: "ignore"` and once
+   * settled. Absent where the platform cannot tell (macOS; see the README).
+   */
+  waitingForInput?: boolean
 }
 
 /** A command that has not ended: no exit code, no signal, no refs yet. `S` is its state. */
@@ -291,6 +307,8 @@ export interface BackgroundCommandListEntry {
   signal?: NodeJS.Signals
   /** The runner or a caller stopped it (kill, abort, timeout, output cap, disposal). */
   killed: boolean
+  /** As {@link BackgroundCommandStatusBase.waitingForInput}: blocked reading its input, quiet. Absent where the platform cannot tell. */
+  waitingForInput?: boolean
 }
 
 /** What `readNewBackgroundCommandOutput` returns. */
@@ -480,7 +498,13 @@ export interface CommandStatusParams {
   waitFor?: string
 }
 /** What `command_status` returns: the status (narrow on `state`) and the session's counters; `waitMatched` / `waitLine` when the call gave `waitFor`. */
-export type CommandStatusResult = BackgroundCommandStatus & BackgroundCommandCounts & { waitMatched?: boolean; waitLine?: string }
+export type CommandStatusResult = BackgroundCommandStatus &
+  BackgroundCommandCounts & {
+    waitMatched?: boolean
+    waitLine?: string
+    /** Present when `waitingForInput` is true: how to answer it with `command_input`. */
+    hint?: string
+  }
 /** @deprecated use CommandStatusResult */
 export type CommandStatusToolResult = CommandStatusResult
 
@@ -526,7 +550,12 @@ export interface CommandInputParams {
   end?: boolean
 }
 /** What `command_input` returns. */
-export type CommandInputResult = BackgroundCommandInputResult & BackgroundCommandStatus & BackgroundCommandCounts
+export type CommandInputResult = BackgroundCommandInputResult &
+  BackgroundCommandStatus &
+  BackgroundCommandCounts & {
+    /** Present when the command still waits for input after this write (e.g. a partial line in a terminal). */
+    hint?: string
+  }
 /** @deprecated use CommandInputResult */
 export type CommandInputToolResult = CommandInputResult
 
@@ -895,6 +924,19 @@ export declare function searchBackgroundCommandOutput(
 
 /** Call `listener` on the JS thread once for every command of `host` as it settles (both streams banked: the status is final). A listener that throws is reported as a process warning and disturbs nothing. Returns the unsubscribe function. */
 export declare function onBackgroundCommandSettled(
+  host: object,
+  listener: (status: BackgroundCommandStatus) => void,
+): () => void
+
+/**
+ * Call `listener` on the JS thread once each time a running command of `host` begins waiting for
+ * input (blocked reading its stdin pipe or terminal, nothing printed for `inputWaitMs`): once per
+ * episode, again after it got input or printed and then waits again. The status is the live one
+ * (by the time it runs, the command may have moved on). A listener that throws is reported as a
+ * process warning and disturbs nothing. Returns the unsubscribe function. Never called where the
+ * platform cannot tell (macOS).
+ */
+export declare function onBackgroundCommandWaitingForInput(
   host: object,
   listener: (status: BackgroundCommandStatus) => void,
 ): () => void

@@ -19,7 +19,7 @@ const { createExtraTools } = require('./lib/interactive.js')
 // optional one), which is the key order of the object it would otherwise
 // build itself (src/binding/outputs.rs).
 native.setObjectMakers(
-  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, stdinOpen, logsRemoved) => {
+  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, stdinOpen, waitingForInput, logsRemoved) => {
     const s = { taskId, label, state }
     if (exitCode !== undefined) s.exitCode = exitCode
     if (signal !== undefined) s.signal = signal
@@ -32,6 +32,7 @@ native.setObjectMakers(
     if (error !== undefined) s.error = error
     s.confined = confined
     s.stdinOpen = stdinOpen
+    if (waitingForInput !== undefined) s.waitingForInput = waitingForInput
     if (logsRemoved !== undefined) s.logsRemoved = logsRemoved
     return s
   },
@@ -49,6 +50,8 @@ const live = new Map()
 const liveHost = new Map()
 /** host id → Set of settle listeners (onBackgroundCommandSettled) */
 const settleListeners = new Map()
+/** host id → Set of waiting-for-input listeners (onBackgroundCommandWaitingForInput) */
+const inputListeners = new Map()
 let keepAlive = null
 
 /** A TypeError carrying `NLC_INVALID_ARGUMENT` (SPEC §7), for the few checks only JS can make. */
@@ -208,7 +211,12 @@ function track(taskId, hostId, signal) {
 function notifySettled(taskId) {
   const hostId = liveHost.get(taskId)
   liveHost.delete(taskId)
-  const listeners = hostId === undefined ? undefined : settleListeners.get(hostId)
+  notify(settleListeners, hostId, taskId, 'settle')
+}
+
+/** Tell `listeners` of host `hostId` about `taskId` with its status (built without marking it looked at). */
+function notify(listenerMap, hostId, taskId, what) {
+  const listeners = hostId === undefined ? undefined : listenerMap.get(hostId)
   if (!listeners || listeners.size === 0) return
   let status
   try {
@@ -221,7 +229,7 @@ function notifySettled(taskId) {
       listener(status)
     } catch (e) {
       try {
-        process.emitWarning(`a background command settle listener threw (${reasonOf(e)}); the other listeners still ran`, {
+        process.emitWarning(`a background command ${what} listener threw (${reasonOf(e)}); the other listeners still ran`, {
           code: 'NLC_LISTENER_THREW',
           detail: `task ${taskId}`,
         })
@@ -269,6 +277,8 @@ function onEngineEvent(kind, taskId) {
         updateKeepAlive()
       }
       notifySettled(taskId)
+    } else if (kind === 'waiting') {
+      notify(inputListeners, liveHost.get(taskId), taskId, 'waiting-for-input')
     }
   } catch {
     // An event must never throw into the engine's callback.
@@ -368,8 +378,8 @@ function snapshot(obj, fields, arrays) {
   return copy
 }
 
-const POLICY_FIELDS = ['allowedExecutables', 'cwdRoot', 'allowlist', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine']
-const OPTION_FIELDS = ['cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'label', 'sessionId', 'abortSignal', 'idleTimeoutMs', 'confine', 'stdin', 'terminal']
+const POLICY_FIELDS = ['allowedExecutables', 'cwdRoot', 'allowlist', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine', 'inputWaitMs']
+const OPTION_FIELDS = ['cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'label', 'sessionId', 'abortSignal', 'idleTimeoutMs', 'confine', 'stdin', 'terminal', 'inputWaitMs']
 const GIT_OPTION_FIELDS = ['repoRoot', 'timeoutMs', 'maxOutputBytes', 'previewChars', 'gitExecutable', 'confine']
 
 /** A policy read once (see `snapshot`). */
@@ -584,14 +594,22 @@ async function searchBackgroundCommandOutput(host, taskId, options) {
 }
 
 function onBackgroundCommandSettled(host, listener) {
+  return subscribe(settleListeners, host, listener)
+}
+
+function onBackgroundCommandWaitingForInput(host, listener) {
+  return subscribe(inputListeners, host, listener)
+}
+
+function subscribe(listenerMap, host, listener) {
   const state = hostState(host)
   if (typeof listener !== 'function') {
     throw invalid(`listener must be a function (status) => void (got ${describe(listener)})`)
   }
-  let set = settleListeners.get(state.id)
+  let set = listenerMap.get(state.id)
   if (!set) {
     set = new Set()
-    settleListeners.set(state.id, set)
+    listenerMap.set(state.id, set)
   }
   // Each subscription is its own entry, even for the same function twice.
   const entry = (status) => listener(status)
@@ -632,6 +650,7 @@ module.exports = {
   awaitBackgroundCommandOutput,
   searchBackgroundCommandOutput,
   onBackgroundCommandSettled,
+  onBackgroundCommandWaitingForInput,
   configureLogs,
   getLogSettings,
   pruneBackgroundCommandLogs,

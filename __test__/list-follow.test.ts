@@ -49,7 +49,9 @@ test('list: every command oldest first, with the right fields for each ending', 
   for (const [i, e] of list.entries()) {
     assert.equal(e.startedAt, startedAts[i])
     for (const k of KEYS) assert.ok(k in e, `${e.taskId} has ${k}`)
-    for (const k of Object.keys(e)) assert.ok([...KEYS, 'exitCode', 'signal'].includes(k), `unexpected key ${k}`)
+    for (const k of Object.keys(e)) assert.ok([...KEYS, 'exitCode', 'signal', 'waitingForInput'].includes(k), `unexpected key ${k}`)
+    // None of them has an input; where the platform can tell, none waits.
+    assert.equal(e.waitingForInput, process.platform === 'linux' ? false : undefined)
     assert.equal(e.label, nc.getBackgroundCommandStatus(host, e.taskId).label)
   }
   const by = (id: string) => list.find((e) => e.taskId === id)!

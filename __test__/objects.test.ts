@@ -88,6 +88,7 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
       m.error,
       false,
       false,
+      m.waitingForInput,
       undefined,
     ])
     assert.deepEqual(

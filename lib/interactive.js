@@ -3,7 +3,7 @@
 // createBackgroundCommandTools(host, { extra: [...] }): command_input (write
 // to a running command, named keys included) and command_list.
 
-const { toolObject, bound, taskIdSchema, shown } = require('./tools.js')
+const { toolObject, bound, taskIdSchema, shown, withInputHint } = require('./tools.js')
 
 /** What each key name sends, as a terminal sends it. */
 const KEYS = {
@@ -100,13 +100,13 @@ function createExtraTools(host, api, counters, sessionOf, options) {
           // it still checks that the command takes input, and returns its status.
           const { bytesWritten } = await api.writeBackgroundCommandInput(host, params.taskId, data, { end: end === true })
           const status = api.getBackgroundCommandStatus(host, params.taskId)
-          return { bytesWritten, ...status, ...counters(ctx) }
+          return withInputHint({ bytesWritten, ...status, ...counters(ctx) })
         },
       )
     } else if (name === 'command_list') {
       tools.command_list = tool(
         'command_list',
-        "Your session's background commands, oldest first: taskId, label, argv, state, exit code. running: true lists only those still running, false only settled ones.",
+        "Your session's background commands, oldest first: taskId, label, argv, state, exit code, and waitingForInput (true: it is blocked on a prompt; answer with command_input). running: true lists only those still running, false only settled ones.",
         {
           type: 'object',
           properties: { running: { type: 'boolean', description: 'Only running (true) or only settled (false) commands.' } },

@@ -143,6 +143,17 @@ function bound(sessionOf, run) {
  * The command tools bound to `host`. `sessionOf(executionContext)` is the
  * call's session candidate (see `bound`).
  */
+/**
+ * A status result of a command blocked on its input gains a `hint` saying
+ * how to answer it, in the tools' own terms.
+ */
+function withInputHint(out) {
+  if (out.waitingForInput === true) {
+    out.hint = `The command is waiting for input (blocked reading it, nothing printed for a while): send it with command_input { "taskId": "${out.taskId}", "text": "…" } (in a terminal, add "keys": ["enter"] to submit a line).`
+  }
+  return out
+}
+
 function createBackgroundCommandTools(host, api, sessionOf) {
   const counters = (ctx) => api.backgroundCommandCounts(host, ctx?.sessionId)
   const tool = (name, description, inputSchema, shape, run) =>
@@ -206,7 +217,8 @@ function createBackgroundCommandTools(host, api, sessionOf) {
     'The live status of a background command: state (running, exited, killed, timeout, output-limit), exit code, byte counts and a short tail. ' +
       'With waitMs it waits up to that long for the command to settle first; with waitFor as well, it returns as soon as that text appears in either stream ' +
       '(waitMatched, and waitLine: the line holding it) — e.g. waitFor "listening on" for a server. Once settled, stdout/stderr are banked refs holding the complete output. ' +
-      'running/finished count your session\'s commands (finished = settled and not looked at yet).',
+      'running/finished count your session\'s commands (finished = settled and not looked at yet). ' +
+      'waitingForInput: true (with a hint) means it is blocked on a prompt, reading its input: answer it with command_input.',
     {
       type: 'object',
       properties: {
@@ -228,7 +240,7 @@ function createBackgroundCommandTools(host, api, sessionOf) {
       if (waitFor !== undefined && waitFor !== null) {
         if (typeof waitFor !== 'string') throw coded(`waitFor must be a string: the text to wait for (got ${shown(waitFor)})`)
         const r = await api.awaitBackgroundCommandOutput(host, params.taskId, { pattern: waitFor, timeoutMs: waitMs ?? 0 })
-        const out = { ...r.status, ...counters(ctx), waitMatched: r.matched }
+        const out = withInputHint({ ...r.status, ...counters(ctx), waitMatched: r.matched })
         if (r.matched) out.waitLine = r.line
         return out
       }
@@ -236,7 +248,7 @@ function createBackgroundCommandTools(host, api, sessionOf) {
         waitMs === undefined
           ? api.getBackgroundCommandStatus(host, params.taskId)
           : await api.awaitBackgroundCommand(host, params.taskId, { timeoutMs: waitMs })
-      return { ...status, ...counters(ctx) }
+      return withInputHint({ ...status, ...counters(ctx) })
     },
   )
 
@@ -479,4 +491,4 @@ function isToolRefusal(r) {
   }
 }
 
-module.exports = { createBackgroundCommandTools, createGitTools, isToolRefusal, toolObject, bound, taskIdSchema, shown }
+module.exports = { createBackgroundCommandTools, createGitTools, isToolRefusal, toolObject, bound, taskIdSchema, shown, withInputHint }

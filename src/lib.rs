@@ -102,7 +102,8 @@ fn init_runtime() {
 
 /// Connect the engine to this Node environment's adapter:
 /// `listener(kind, taskId)` hears `"bank"` (bank both streams, then call
-/// `completeBanking`) and `"settled"` for the commands of hosts registered
+/// `completeBanking`), `"settled"`, and `"waiting"` (it began waiting for
+/// input, once per episode) for the commands of hosts registered
 /// with the returned listener id. When the environment is torn down its
 /// listener goes away and its commands get SIGTERM; the first environment
 /// that loads the addon (normally the main thread: the process is ending)
@@ -125,6 +126,7 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
         let (kind, id) = match e {
             runtime::Event::Bank(id) => ("bank", id),
             runtime::Event::Settled(id) => ("settled", id),
+            runtime::Event::WaitingForInput(id) => ("waiting", id),
         };
         tsfn.call(
             (kind.to_string(), id),
@@ -785,8 +787,8 @@ pub fn search_output<'e>(
     )
 }
 
-/// The status of a command that just settled, for the host's settle
-/// listeners (it does not mark the command looked at).
+/// The status of a command that just settled (or began waiting for input),
+/// for the host's listeners (it does not mark the command looked at).
 #[napi]
 pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatus, Code> {
     let rec = registry::lookup(host_id, &task_id).map_err(js_err)?;

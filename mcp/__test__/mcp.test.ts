@@ -137,6 +137,32 @@ describe('neurolink-commands-mcp over stdio', () => {
     assert.ok(!names.some((n) => n.startsWith('git_')), `no git tools without --git: ${names.join(', ')}`)
   })
 
+  test('command_status text says a command waits for input and how to answer it, only while it does', async () => {
+    const r = root()
+    const s = await connect(['--root', r, '--allow', SH])
+    const started = ok(await call(s, 'run_command_bg', { argv: [SH, '-c', 'read x; echo "[$x]"'], stdin: true }))
+    const taskId = started.taskId as string
+    const first = await call(s, 'command_status', { taskId })
+    assert.equal(ok(first).waitingForInput, false)
+    assert.ok(!text(first).includes('waiting for input'), text(first))
+    // The default inputWaitMs (2000) of quiet, then the next status says so.
+    const during = await waitFor(
+      async () => {
+        const res = await call(s, 'command_status', { taskId })
+        return ok(res).waitingForInput === true ? res : null
+      },
+      15_000,
+      'the command to be reported waiting for input',
+    )
+    assert.ok(text(during).includes(`waiting for input`), text(during))
+    assert.ok(text(during).includes(`command_input { "taskId": "${taskId}"`), text(during))
+    ok(await call(s, 'command_input', { taskId, text: 'hi\n' }))
+    const done = await call(s, 'command_status', { taskId, waitMs: 20_000 })
+    assert.equal(ok(done).state, 'exited')
+    assert.equal(ok(done).waitingForInput, false)
+    assert.ok(!text(done).includes('waiting for input'), text(done))
+  })
+
   test('runs a command and pages its multi-byte output back exactly', async () => {
     const r = root()
     const s = await connect(['--root', r, '--allow', NODE])

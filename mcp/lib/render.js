@@ -43,6 +43,7 @@ function status(s) {
   const lines = [`${s.taskId}${s.label ? ` (${s.label})` : ''}: ${outcome(s)}.`]
   lines.push(`stdout ${s.stdoutBytes ?? '?'} bytes, stderr ${s.stderrBytes ?? '?'} bytes.`)
   if (s.stdinOpen === true) lines.push('Its input is open (command_input writes to it).')
+  if (s.waitingForInput === true) lines.push(s.hint ?? 'It is waiting for input: send it with command_input.')
   if (s.error) lines.push(`Note: ${s.error}`)
   if (s.waitMatched === true) lines.push(`The awaited text appeared: ${s.waitLine ?? ''}`)
   else if (s.waitMatched === false) lines.push('The awaited text has not appeared.')
@@ -73,7 +74,7 @@ function grep(r) {
 function list(r) {
   const lines = [`${r.commands.length} command${r.commands.length === 1 ? '' : 's'} in this session, oldest first:`]
   for (const c of r.commands) {
-    const end = c.running ? c.state : `${c.state}${c.exitCode !== undefined ? ` ${c.exitCode}` : ''}${c.signal ? ` ${c.signal}` : ''}`
+    const end = c.running ? `${c.state}${c.waitingForInput === true ? ', waiting for input' : ''}` : `${c.state}${c.exitCode !== undefined ? ` ${c.exitCode}` : ''}${c.signal ? ` ${c.signal}` : ''}`
     lines.push(`- ${c.taskId} [${end}] ${c.label ?? (Array.isArray(c.argv) ? c.argv.join(' ') : '')}`)
   }
   return lines

@@ -49,6 +49,7 @@ pub fn policy(v: &Unknown) -> R<Policy> {
         kill_grace_ms: opt_number(&obj, "killGraceMs", what)?,
         confine: super::confine::policy_confine(&obj)?,
         idle_timeout_ms: opt_number(&obj, "idleTimeoutMs", what)?,
+        input_wait_ms: opt_number(&obj, "inputWaitMs", what)?,
     })
 }
 
@@ -82,6 +83,7 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
         confine: super::confine::options_confine(&obj)?,
         input: super::input::start_input(&obj)?,
         idle_timeout_ms: opt_number(&obj, "idleTimeoutMs", what)?,
+        input_wait_ms: opt_number(&obj, "inputWaitMs", what)?,
     })
 }
 

@@ -103,6 +103,7 @@ pub struct NativeStatus {
     pub error: Option<String>,
     pub confined: bool,
     pub stdin_open: bool,
+    pub waiting_for_input: Option<bool>,
     pub logs_removed: Option<bool>,
 }
 
@@ -123,6 +124,7 @@ impl From<Status> for NativeStatus {
             error: s.error,
             confined: s.confined,
             stdin_open: s.stdin_open,
+            waiting_for_input: s.waiting_for_input,
             logs_removed: s.logs_removed.then_some(true),
         }
     }
@@ -206,6 +208,7 @@ built_by_maker!(NativeStatus, Shape::Status, {
     c"error": js_opt(error),
     c"confined": js(confined),
     c"stdinOpen": js(stdin_open),
+    c"waitingForInput": js_opt(waiting_for_input),
     c"logsRemoved": js_opt(logs_removed),
 });
 
@@ -292,6 +295,7 @@ pub struct NativeListEntry {
     pub exit_code: Option<i32>,
     pub signal: Option<String>,
     pub killed: bool,
+    pub waiting_for_input: Option<bool>,
 }
 
 impl From<ListEntry> for NativeListEntry {
@@ -307,6 +311,7 @@ impl From<ListEntry> for NativeListEntry {
             exit_code: e.exit_code,
             signal: e.signal,
             killed: e.killed,
+            waiting_for_input: e.waiting_for_input,
         }
     }
 }

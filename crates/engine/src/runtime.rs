@@ -22,6 +22,8 @@ pub enum Event {
     Bank(String),
     /// The command's settled state was published.
     Settled(String),
+    /// The command began waiting for input (once per episode).
+    WaitingForInput(String),
 }
 
 /// A small runtime: two workers whatever the machine, named for `ps`.

@@ -183,3 +183,90 @@ async fn a_terminal_session_with_its_size_resize_and_ctrl_d() {
     let r = commands::resize_terminal(f.host, &id, 100, 40);
     assert!(matches!(&r, Err(EngineError::NotRunning(_))), "{r:?}");
 }
+
+/// Poll the status until `waiting_for_input` is `want` (at most ~10 s).
+async fn until_waiting(f: &Fixture, id: &str, want: bool) -> std::time::Instant {
+    for _ in 0..1000 {
+        if commands::status(f.host, id).unwrap().waiting_for_input == Some(want) {
+            return std::time::Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{id} never had waiting_for_input == {want}");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_reader_of_its_pipe_waits_for_input_until_written_to() {
+    let f = fixture();
+    let argv = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        "read x; echo \"[$x]\"; read y".into(),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        input: Input::Pipe,
+        input_wait_ms: Some(200.0),
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    assert_eq!(
+        commands::status(f.host, &id).unwrap().waiting_for_input,
+        Some(false)
+    );
+    let seen = until_waiting(&f, &id, true).await;
+    assert!(
+        seen - started >= Duration::from_millis(200),
+        "before 200 ms of quiet"
+    );
+    let row = commands::list(f.host, None, None)
+        .into_iter()
+        .find(|r| r.task_id == id)
+        .unwrap();
+    assert_eq!(row.waiting_for_input, Some(true));
+    // The write ends the episode at once; the second read starts another.
+    commands::write_input(f.host, &id, b"a\n".to_vec(), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        commands::status(f.host, &id).unwrap().waiting_for_input,
+        Some(false)
+    );
+    f.wait_output(&id, "[a]\n").await;
+    until_waiting(&f, &id, true).await;
+    commands::write_input(f.host, &id, Vec::new(), true)
+        .await
+        .unwrap();
+    let st = commands::await_settled(f.host, &id, None).await.unwrap();
+    assert_eq!(
+        (st.state, st.waiting_for_input),
+        (State::Exited, Some(false))
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_without_an_input_never_waits() {
+    let f = fixture();
+    let opts = StartOptions {
+        cwd: ".".into(),
+        input_wait_ms: Some(50.0),
+        ..Default::default()
+    };
+    let argv = vec!["/bin/sh".into(), "-c".into(), "read x; sleep 1".into()];
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    for _ in 0..40 {
+        assert_eq!(
+            commands::status(f.host, &id).unwrap().waiting_for_input,
+            Some(false)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let st = commands::await_settled(f.host, &id, None).await.unwrap();
+    assert_eq!(
+        (st.state, st.waiting_for_input),
+        (State::Exited, Some(false))
+    );
+}

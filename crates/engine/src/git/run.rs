@@ -260,6 +260,7 @@ pub fn start(
         kill_grace_ms: None,
         confine: None,
         idle_timeout_ms: None,
+        input_wait_ms: None,
     })?;
     if s.confined {
         policy.confine = Some(git_confinement(&s.repo_root, &env));

@@ -52,6 +52,9 @@ pub struct StartOptions {
     pub input: Input,
     /// Stop when neither stream printed for this long (ms); the policy's default when absent.
     pub idle_timeout_ms: Option<f64>,
+    /// Report the command waiting for input once it printed nothing for this
+    /// long (ms) while blocked reading it; the policy's default when absent.
+    pub input_wait_ms: Option<f64>,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -116,6 +119,8 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         Some(v) => Some(policy::positive("idleTimeoutMs", v)?),
         None => policy.idle_timeout_ms,
     };
+    let input_wait_ms =
+        policy::positive_or("inputWaitMs", opts.input_wait_ms, policy.input_wait_ms)?;
     if let Some(env) = &opts.env {
         policy::check_env(env)?;
     }
@@ -184,6 +189,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
                 timeout_ms,
                 max_output_bytes,
                 idle_timeout_ms,
+                input_wait_ms,
             },
         },
     );
@@ -524,6 +530,8 @@ pub struct ListEntry {
     pub signal: Option<String>,
     /// The runner or a caller stopped it.
     pub killed: bool,
+    /// Blocked reading its input and quiet (`None` where the platform cannot tell).
+    pub waiting_for_input: Option<bool>,
 }
 
 /// The host's commands, oldest first, optionally filtered.
@@ -548,6 +556,7 @@ pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<List
                 exit_code: live.exit_code,
                 signal: live.signal.map(signals::name),
                 killed: live.killed,
+                waiting_for_input: r.waiting_for_input(live.state),
             })
         })
         .collect()

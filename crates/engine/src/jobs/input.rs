@@ -30,6 +30,9 @@ pub struct InputState {
     open: AtomicBool,
     /// A terminal's master side while the command runs.
     master: Mutex<Option<OwnedFd>>,
+    /// Whether the command is blocked reading it, quiet (SPEC §15); the
+    /// supervisor sets and clears it.
+    waiting: AtomicBool,
 }
 
 impl InputState {
@@ -39,6 +42,7 @@ impl InputState {
             terminal,
             open: AtomicBool::new(true),
             master: Mutex::new(None),
+            waiting: AtomicBool::new(false),
         }
     }
 
@@ -58,6 +62,16 @@ impl InputState {
         self.open
             .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
+    }
+
+    /// Whether the command waits for input now.
+    pub fn is_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Acquire)
+    }
+
+    /// Record whether it waits; true when this starts a new episode.
+    pub fn set_waiting(&self, now: bool) -> bool {
+        !self.waiting.swap(now, Ordering::AcqRel) && now
     }
 
     /// Keep the terminal's master side (for resizes).

@@ -300,6 +300,9 @@ pub struct Status {
     /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
     /// ended, not closed by the command, not settled).
     pub stdin_open: bool,
+    /// Whether it is blocked reading its input and printed nothing for
+    /// `inputWaitMs` (`None` where the platform cannot tell).
+    pub waiting_for_input: Option<bool>,
     /// Whether the logs were removed (budget, age, prune).
     pub logs_removed: bool,
 }
@@ -507,8 +510,15 @@ impl Record {
             error,
             confined: self.confined,
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
+            waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
         }
+    }
+
+    /// Whether it waits for input in `state` (`None`: the platform cannot tell).
+    pub fn waiting_for_input(&self, state: State) -> Option<bool> {
+        crate::process::input_wait::supported()
+            .then(|| !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_waiting()))
     }
 
     /// The tail preview: the end of each stream under its heading, ≤ 2000 units in all.

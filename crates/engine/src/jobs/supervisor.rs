@@ -238,6 +238,9 @@ pub struct Limits {
     pub max_output_bytes: u64,
     /// Stop the command when neither stream produced a byte for this long (ms).
     pub idle_timeout_ms: Option<f64>,
+    /// Look for the command blocked on its input once it printed nothing
+    /// for this long (ms).
+    pub input_wait_ms: f64,
 }
 
 /// Why the runner began stopping a command.
@@ -462,6 +465,9 @@ async fn run(
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
     tokio::pin!(budget_timer, escalate_timer, drain_timer, idle_timer);
+    let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
+    let input_timer = sleep_until(input_watch.first(start));
+    tokio::pin!(input_timer);
     let (mut escalating, mut draining, mut listening) = (false, false, true);
 
     let mut exit: Option<Exit> = None;
@@ -510,10 +516,19 @@ async fn run(
             // Before the reads: a command printing without pause must still
             // get its input (a ctrl-c). The reads cannot starve either: a
             // command that stops reading its input fills the pipe.
-            r = writer.write_some(), if writer.busy() => writer.wrote(r),
+            r = writer.write_some(), if writer.busy() => {
+                if matches!(r, Ok(n) if n > 0) {
+                    // It has something to read now: that episode is over.
+                    input_watch.active(input_timer.as_mut());
+                }
+                writer.wrote(r);
+            }
             r = read_some(&mut out, &mut out_buf), if out.is_some() => {
                 if let (Some(d), Some(_)) = (idle, r) {
                     idle_timer.as_mut().reset(Instant::now() + d);
+                }
+                if r.is_some() {
+                    input_watch.active(input_timer.as_mut());
                 }
                 match r {
                     Some(n) => if let Some(why) = take(rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
@@ -525,6 +540,9 @@ async fn run(
             r = read_some(&mut err, &mut err_buf), if err.is_some() => {
                 if let (Some(d), Some(_)) = (idle, r) {
                     idle_timer.as_mut().reset(Instant::now() + d);
+                }
+                if r.is_some() {
+                    input_watch.active(input_timer.as_mut());
                 }
                 match r {
                     Some(n) => if let Some(why) = take(rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
@@ -538,6 +556,9 @@ async fn run(
             }
             _ = &mut idle_timer, if idle.is_some() && stop.is_none() && exit.is_none() => {
                 begin_stop!(Stop::Idle, libc::SIGTERM);
+            }
+            _ = &mut input_timer, if input_watch.armed() && exit.is_none() => {
+                input_watch.check(pid, &writer, input_timer.as_mut());
             }
             _ = &mut escalate_timer, if escalating => {
                 signal_group(pid, libc::SIGKILL);
@@ -557,6 +578,83 @@ async fn run(
         exit,
         stop,
         descendants_held_pipes: held,
+    }
+}
+
+/// The watch for a command blocked on its input (SPEC §15): a timer armed
+/// whenever the command goes quiet, which looks at its processes in /proc
+/// once it has been quiet for `inputWaitMs`, and again every `inputWaitMs`
+/// while it stays quiet. Commands without an input (or where the platform
+/// cannot tell) never arm it.
+struct InputWatch<'a> {
+    rec: &'a Record,
+    /// What the command reads, as the kernel names it (`None`: no watch).
+    target: Option<crate::process::input_wait::Target>,
+    wait: Duration,
+    /// The disarmed timer's deadline.
+    far: Instant,
+}
+
+impl<'a> InputWatch<'a> {
+    /// Looks between two checks of a command that stays quiet, at least.
+    const MIN_PERIOD: Duration = Duration::from_millis(100);
+
+    fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>, far: Instant) -> Self {
+        use crate::process::input_wait;
+        let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
+        let target = match &writer.tx {
+            Some(tx) if input_wait::supported() => input_wait::target_of(tx.as_fd(), terminal),
+            _ => None,
+        };
+        InputWatch {
+            rec,
+            target,
+            wait: crate::policy::duration_ms(wait_ms),
+            far,
+        }
+    }
+
+    fn first(&self, start: Instant) -> Instant {
+        if self.target.is_some() {
+            start + self.wait
+        } else {
+            self.far
+        }
+    }
+
+    fn armed(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// The command printed, or got input: it is not waiting; look again
+    /// once it has been quiet for `inputWaitMs`.
+    fn active(&self, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
+        if self.target.is_none() {
+            return;
+        }
+        if let Some(i) = &self.rec.input {
+            i.set_waiting(false);
+        }
+        timer.reset(Instant::now() + self.wait);
+    }
+
+    /// Quiet for `inputWaitMs`: is it blocked on its input?
+    fn check(&self, pid: i32, writer: &Writer<'_>, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
+        let (Some(t), Some(input), Some(tx)) = (&self.target, &self.rec.input, &writer.tx) else {
+            // Its input is closed: it reads end of file from now on.
+            if let Some(i) = &self.rec.input {
+                i.set_waiting(false);
+            }
+            timer.reset(self.far);
+            return;
+        };
+        if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
+            crate::runtime::emit(
+                super::registry::listener_of(self.rec.host),
+                crate::runtime::Event::WaitingForInput(self.rec.task_id()),
+            );
+        }
+        timer.reset(Instant::now() + self.wait.max(Self::MIN_PERIOD));
     }
 }
 

@@ -11,6 +11,8 @@ pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 10_485_760;
 /// Default SIGTERM → SIGKILL grace.
 pub const DEFAULT_KILL_GRACE_MS: f64 = 5_000.0;
+/// Default quiet time before a command blocked on its input is reported.
+pub const DEFAULT_INPUT_WAIT_MS: f64 = 2_000.0;
 
 /// What a host allows: validated when it is set.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +31,8 @@ pub struct Policy {
     pub confine: Option<super::confine::Confinement>,
     /// Default `idleTimeoutMs` of the commands it starts (none: no idle stop).
     pub idle_timeout_ms: Option<f64>,
+    /// Default `inputWaitMs` of the commands it starts.
+    pub input_wait_ms: f64,
 }
 
 /// The numeric fields of a policy as the caller gave them (absent = default).
@@ -48,6 +52,8 @@ pub struct PolicyInput {
     pub confine: Option<super::confine::ConfinementInput>,
     /// `idleTimeoutMs`.
     pub idle_timeout_ms: Option<f64>,
+    /// `inputWaitMs`.
+    pub input_wait_ms: Option<f64>,
 }
 
 impl Policy {
@@ -91,6 +97,7 @@ impl Policy {
                 .idle_timeout_ms
                 .map(|v| positive("idleTimeoutMs", v))
                 .transpose()?,
+            input_wait_ms: positive_or("inputWaitMs", input.input_wait_ms, DEFAULT_INPUT_WAIT_MS)?,
         })
     }
 }

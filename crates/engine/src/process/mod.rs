@@ -4,6 +4,7 @@
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
 pub mod confine;
+pub mod input_wait;
 pub mod posix_spawn;
 pub mod signals;
 pub mod spawn;
