@@ -166,6 +166,7 @@ export interface NativeListEntry {
   exitCode?: number
   signal?: string
   killed: boolean
+  containment: 'tree' | 'group'
 }
 
 /** The log settings in force (`configureLogs`). */
@@ -227,6 +228,7 @@ export interface NativeStatus {
   tailPreview: string
   error?: string
   confined: boolean
+  containment: 'tree' | 'group'
   stdinOpen: boolean
   logsRemoved?: boolean
 }

@@ -140,6 +140,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
         .unwrap_or(0.0);
+    let cgroup = crate::process::cgroup::Cgroup::take();
     let (tx, rx) = mpsc::unbounded_channel();
     let label = policy::label_for(opts.label.as_deref(), &argv);
     let given_label = (label != policy::label_for(None, &argv)).then(|| label.into_boxed_str());
@@ -160,6 +161,9 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         kill_grace_ms: policy.kill_grace_ms,
         bank: ctx.bank,
         pgid: AtomicI32::new(0),
+        // A confined command's PID namespace is not made here yet, so only
+        // the cgroup counts.
+        containment: crate::process::containment(false, cgroup.is_some()),
         live: Mutex::new(Live::queued()),
         settled: Settled::new(),
         link: Mutex::new(Link::Supervisor(tx)),
@@ -169,6 +173,9 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             Input::Terminal { .. } => Some(Box::new(InputState::new(true))),
         },
     });
+    if let Some(c) = cgroup {
+        rec.set_cgroup(c);
+    }
     registry::insert(rec.clone());
     supervisor::launch(
         rec,
@@ -424,10 +431,9 @@ pub fn terminate_listener(listener: u32, sig: i32) {
 /// every started command in `recs`.
 fn signal_groups(recs: &[Arc<Record>], sig: i32) {
     for r in recs {
-        let pg = r.pgid();
-        if pg > 0 {
-            signals::signal_group(pg, sig);
-            signals::signal_group(pg, libc::SIGCONT);
+        if r.pgid() > 0 {
+            r.signal_tree(sig);
+            r.signal_tree(libc::SIGCONT);
         }
     }
 }
@@ -524,6 +530,8 @@ pub struct ListEntry {
     pub signal: Option<String>,
     /// The runner or a caller stopped it.
     pub killed: bool,
+    /// How much of its tree the runner reaches.
+    pub containment: crate::process::Containment,
 }
 
 /// The host's commands, oldest first, optionally filtered.
@@ -548,6 +556,7 @@ pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<List
                 exit_code: live.exit_code,
                 signal: live.signal.map(signals::name),
                 killed: live.killed,
+                containment: r.containment,
             })
         })
         .collect()

@@ -9,8 +9,10 @@
 //! exited — on a stack each spawning thread keeps for its life, and the
 //! child does only what the start needs:
 //!
-//! 1. a process group of its own (`setpgid(0, 0)`), so nothing aimed at the
-//!    host's group reaches it from here on;
+//! 1. a session of its own (`setsid()`: no controlling terminal, and a
+//!    process group whose id is its pid), so nothing aimed at the host's
+//!    group reaches it from here on; then the command's cgroup, when it has
+//!    one (`0` written to its `cgroup.procs`), before it can start anything;
 //! 2. stdin, stdout and stderr from the descriptors the parent prepared;
 //! 3. the held directory entered by descriptor (`fchdir`);
 //! 4. the signals the host ignores (SIGPIPE, for one; the parent reads the
@@ -75,6 +77,8 @@ struct Plan {
     stdio: [c_int; 3],
     /// The directory to enter.
     dir: c_int,
+    /// The command's `cgroup.procs`, or -1.
+    cgroup: c_int,
     /// The signals to set back to their default action: bit `n - 1` for
     /// signal `n` (those the host ignores).
     reset: u64,
@@ -96,7 +100,10 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     unsafe {
         let p = &*(arg as *const Plan);
         p.ran.store(true, Ordering::Relaxed);
-        if libc::setpgid(0, 0) != 0 {
+        if libc::setsid() < 0 {
+            fail(p, errno());
+        }
+        if p.cgroup >= 0 && libc::write(p.cgroup, b"0".as_ptr().cast(), 1) != 1 {
             fail(p, errno());
         }
         for (to, &from) in p.stdio.iter().enumerate() {
@@ -267,8 +274,8 @@ pub fn host_path() -> Vec<u8> {
     }
 }
 
-/// Start `program` (looked up in `search`, a PATH, when given) in its own
-/// process group, stdin from /dev/null or a pipe, both streams piped, in
+/// Start `program` (looked up in `search`, a PATH, when given) as the
+/// leader of a new session (in `cgroup`, a `cgroup.procs`, when given), stdin from /dev/null or a pipe, both streams piped, in
 /// the held directory, with `envp` (the host's environment when `None`).
 /// Returns once the child has exec'd; a failure before or in the exec
 /// comes back as the error (ENOENT, EACCES, E2BIG, …).
@@ -279,6 +286,7 @@ pub fn spawn_piped(
     envp: Option<&[CString]>,
     dir: BorrowedFd<'_>,
     stdin_pipe: bool,
+    cgroup: Option<BorrowedFd<'_>>,
 ) -> io::Result<Piped> {
     let StdioPipes {
         stdin,
@@ -308,6 +316,7 @@ pub fn spawn_piped(
             .map_or_else(|| unsafe { environ }, |e| e.as_ptr().cast()),
         stdio: [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
         dir: dir.as_raw_fd(),
+        cgroup: cgroup.map_or(-1, |c| c.as_raw_fd()),
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         ran: AtomicBool::new(false),
@@ -432,7 +441,8 @@ mod tests {
         dir: &std::path::Path,
     ) -> io::Result<(String, String, i32)> {
         let d = open_dir(dir);
-        let p = unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false))?;
+        let p =
+            unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false, None))?;
         Ok(finish(p))
     }
 
@@ -452,6 +462,7 @@ mod tests {
             None,
             dir.as_fd(),
             true,
+            None,
         )
         .unwrap();
         let mut input = std::fs::File::from(p.stdin.take().unwrap());
@@ -493,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    fn the_child_leads_its_group_with_default_signals_and_none_blocked() {
+    fn the_child_leads_its_session_with_default_signals_and_none_blocked() {
         // The test process ignores SIGPIPE (Rust's runtime does) and this
         // thread blocks SIGUSR1: the control that the child would inherit both.
         assert_ne!(ignored_signals() & (1 << (libc::SIGPIPE - 1)), 0);
@@ -513,6 +524,7 @@ mod tests {
             None,
             dir.as_fd(),
             false,
+            None,
         )
         .unwrap();
         let pid = p.pid;
@@ -532,6 +544,11 @@ mod tests {
         assert_eq!(mask("SigIgn:"), 0, "{out}");
         assert_eq!(mask("SigBlk:"), 0, "{out}");
         assert_eq!(field(&out, "NSpgid:"), pid.to_string());
+        assert_eq!(
+            field(&out, "NSsid:"),
+            pid.to_string(),
+            "leads its own session"
+        );
         // The parent thread's own mask came back as it was.
         // SAFETY: reading this thread's mask into a valid set.
         let still = unsafe {
@@ -626,6 +643,7 @@ mod tests {
             Some(&env),
             dir.as_fd(),
             false,
+            None,
         )
         .unwrap();
         assert_eq!(finish(p).0, "ONLY=1\nPATH=/usr/bin:/bin\n");
