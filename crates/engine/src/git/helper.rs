@@ -111,11 +111,9 @@ pub fn run(
         }
     }
     // Its group and cgroup are stopped either way: nothing it started may
-    // outlive it or hold its pipes open.
+    // outlive it or hold its pipes open (the release kills what is left in
+    // the cgroup).
     signals::signal_group(pid, libc::SIGKILL);
-    if let Some(c) = &cgroup {
-        c.signal(libc::SIGKILL, 0);
-    }
     let _ = spawn::peek_exit(pid, true);
     spawn::reap(pid);
     watchdog::untrack(pid);
@@ -153,7 +151,7 @@ fn start(
             env: Some(env),
             input: Input::Null,
             tmp: None,
-            cgroup: cgroup.map(Cgroup::procs),
+            cgroup: cgroup.map(Cgroup::handle),
         })?;
         watchdog::track(s.pid);
         return Ok(s);
@@ -170,7 +168,7 @@ fn start(
         dir,
         env: Some(env.to_vec()),
         input: Input::Null,
-        cgroup: cgroup.map(|c| c.procs().try_clone_to_owned()).transpose()?,
+        cgroup: cgroup.map(Cgroup::owned_handle).transpose()?,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let guard: confine::Guard = Box::new(|spawn| {

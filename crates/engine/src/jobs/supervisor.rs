@@ -56,11 +56,11 @@ fn start_process(
     env: Option<&[(String, String)]>,
     input: Input,
 ) -> std::io::Result<spawn::Spawned> {
-    // A copy of its cgroup.procs descriptor for the spawn (the list of
-    // running cgroups is not held locked across a spawn).
-    let mut procs = None;
-    rec.cgroup(|c| procs = Some(c.procs().try_clone_to_owned()));
-    let procs = procs.transpose()?;
+    // Copies of its cgroup's descriptors for the spawn (the list of running
+    // cgroups is not held locked across a spawn).
+    let mut cgroup = None;
+    rec.cgroup(|c| cgroup = Some(c.owned_handle()));
+    let cgroup = cgroup.transpose()?;
     guarded(rec, &mut || {
         // The spawn-time transform (a terminal) sits here, after every check
         // and before the process exists.
@@ -70,7 +70,7 @@ fn start_process(
             env,
             input,
             tmp: None,
-            cgroup: procs.as_ref().map(|c| c.as_fd()),
+            cgroup: cgroup.as_ref().map(|c| c.handle()),
         })
     })
 }
@@ -116,7 +116,7 @@ fn hand_to_confining_thread(
         }
     };
     let mut cgroup = None;
-    rec.cgroup(|c| cgroup = Some(c.procs().try_clone_to_owned()));
+    rec.cgroup(|c| cgroup = Some(c.owned_handle()));
     let cgroup = match cgroup.transpose() {
         Ok(c) => c,
         Err(e) => {
@@ -406,9 +406,11 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         i.close();
     }
     // The leader is a zombie we have not reaped, so its pid — the group id —
-    // cannot have been reused: stopping the group now only hits descendants
-    // (and, with a cgroup, every descendant that left the group).
-    rec.signal_tree(libc::SIGKILL);
+    // cannot have been reused: stopping the group now only hits descendants.
+    // What left the group is in the command's cgroup, when it has one: the
+    // release kills it (it reads the cgroup first, so a command that left
+    // nothing behind costs no kill).
+    signals::signal_group(pid, libc::SIGKILL);
     spawn::reap(pid);
     watchdog::untrack(pid);
     release_cgroup(&rec);

@@ -10,11 +10,15 @@
 //! delegated subtree); anywhere else nothing is made and commands are
 //! contained by their process group only ([`Containment::Group`]).
 //!
-//! Each command gets a numbered directory below that base; its
-//! `cgroup.procs` is opened by the parent before the spawn, and the child
-//! writes `0` to it (itself) before its exec, so the command and everything
-//! it will ever start are inside before it runs a single instruction of its
-//! own. Stopping the tree is one write of `1` to `cgroup.kill`, which reaches
+//! Each command gets a numbered directory below that base, held open. The
+//! clone-based spawn creates the child in it (`clone3` with
+//! `CLONE_INTO_CGROUP`, see [`super::clone3`]; where the kernel lacks that,
+//! the child writes `0` to the directory's `cgroup.procs` before its exec),
+//! so the command and everything it will ever start are inside before it
+//! runs a single instruction of its own. (A start made by posix_spawn — a
+//! terminal, a confined start with a private temp directory — is moved in
+//! by the parent right after the spawn returns; see
+//! [`super::spawn`].) Stopping the tree is one write of `1` to `cgroup.kill`, which reaches
 //! every process inside, whatever its group or session. A directory whose
 //! processes are all gone is kept for the next command instead of being
 //! removed, so a start makes no `mkdir` and a settle no `rmdir` in the
@@ -26,28 +30,72 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-/// How many empty directories are kept for later commands at most.
-const KEEP: usize = 8;
+/// How many empty directories are kept for later commands at most (by
+/// number: an idle one holds no descriptor): a burst of up to this many
+/// commands makes no directory and removes none.
+const KEEP: usize = 1024;
 
 /// The host's own subtree, when it could be made.
 struct Base {
     path: PathBuf,
+    /// The subtree's directory, open: command directories are made and
+    /// opened relative to it.
+    dir: OwnedFd,
     /// The next directory number.
     next: std::sync::atomic::AtomicU32,
 }
 
 static BASE: OnceLock<Option<Base>> = OnceLock::new();
 
-/// Empty directories ready for a command.
-static IDLE: Mutex<Vec<Cgroup>> = Mutex::new(Vec::new());
+/// The numbers of the empty directories ready for a command.
+static IDLE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// One command's cgroup.
 #[derive(Debug)]
 pub struct Cgroup {
     /// Its number below the base.
     n: u32,
-    /// Its `cgroup.procs`, open for writing: the child writes `0` to it.
+    /// Its directory, open: the child is created in it, and its files are
+    /// opened relative to it.
+    dir: OwnedFd,
+    /// Its `cgroup.procs`, open for writing before any confinement applies:
+    /// where a child cannot be created in the cgroup, it (or the parent) is
+    /// moved in through this descriptor.
     procs: OwnedFd,
+    /// Whether `cgroup.kill` was written. Such a directory is removed, never
+    /// reused: on some kernels a child created in it with
+    /// `CLONE_INTO_CGROUP` is killed at birth (the kill's sequence number is
+    /// compared with the parent's cgroup's, not the target's).
+    killed: std::sync::atomic::AtomicBool,
+}
+
+/// A command's cgroup as the spawn takes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Handle<'a> {
+    /// The cgroup's directory (`clone3`'s `CLONE_INTO_CGROUP`).
+    pub dir: BorrowedFd<'a>,
+    /// Its `cgroup.procs`, open for writing.
+    pub procs: BorrowedFd<'a>,
+}
+
+/// [`Handle`]'s descriptors, owned (a confined start takes them to its
+/// confining thread).
+#[derive(Debug)]
+pub struct OwnedHandle {
+    /// The cgroup's directory.
+    pub dir: OwnedFd,
+    /// Its `cgroup.procs`, open for writing.
+    pub procs: OwnedFd,
+}
+
+impl OwnedHandle {
+    /// Borrowed, as the spawn takes it.
+    pub fn handle(&self) -> Handle<'_> {
+        Handle {
+            dir: self.dir.as_fd(),
+            procs: self.procs.as_fd(),
+        }
+    }
 }
 
 /// The cgroup v2 mount point, from mountinfo's lines (`fstype cgroup2`).
@@ -95,8 +143,18 @@ fn base() -> Option<&'static Base> {
             let _ = std::fs::remove_dir(&path);
             return None;
         }
+        let dir = rustix::fs::open(
+            &path,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok()
+        .and_then(|d| crate::process::posix_spawn::above_stdio(d).ok())?;
         Some(Base {
             path,
+            dir,
             next: std::sync::atomic::AtomicU32::new(1),
         })
     })
@@ -153,27 +211,50 @@ impl Cgroup {
     /// where this host may make none.
     pub fn take() -> Option<Cgroup> {
         let b = base()?;
-        if let Some(c) = IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+        let open = |n: u32| {
+            rustix::fs::openat(
+                &b.dir,
+                n.to_string(),
+                rustix::fs::OFlags::RDONLY
+                    | rustix::fs::OFlags::DIRECTORY
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .ok()
+            .and_then(|d| crate::process::posix_spawn::above_stdio(d).ok())
+            .and_then(|dir| {
+                let procs = rustix::fs::openat(
+                    &dir,
+                    "cgroup.procs",
+                    rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                )
+                .ok()
+                .and_then(|p| crate::process::posix_spawn::above_stdio(p).ok())?;
+                Some(Cgroup {
+                    n,
+                    dir,
+                    procs,
+                    killed: std::sync::atomic::AtomicBool::new(false),
+                })
+            })
+        };
+        let idle = IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        if let Some(c) = idle.and_then(open) {
             return Some(c);
         }
         let n = b.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = b.path.join(n.to_string());
-        std::fs::create_dir(&dir).ok()?;
-        let procs = rustix::fs::open(
-            dir.join("cgroup.procs"),
-            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        );
-        match procs {
-            Ok(fd) => Some(Cgroup {
-                n,
-                procs: crate::process::posix_spawn::above_stdio(fd).ok()?,
-            }),
-            Err(_) => {
-                let _ = std::fs::remove_dir(&dir);
-                None
-            }
+        rustix::fs::mkdirat(
+            &b.dir,
+            n.to_string(),
+            rustix::fs::Mode::from_raw_mode(0o755),
+        )
+        .ok()?;
+        let made = open(n);
+        if made.is_none() {
+            let _ = rustix::fs::unlinkat(&b.dir, n.to_string(), rustix::fs::AtFlags::REMOVEDIR);
         }
+        made
     }
 
     /// Its directory.
@@ -183,33 +264,81 @@ impl Cgroup {
             .unwrap_or_default()
     }
 
-    /// The `cgroup.procs` descriptor a child writes `0` to before its exec.
-    pub fn procs(&self) -> BorrowedFd<'_> {
-        self.procs.as_fd()
+    /// What the spawn needs: the directory to create the child in and the
+    /// `cgroup.procs` to move it in through otherwise.
+    pub fn handle(&self) -> Handle<'_> {
+        Handle {
+            dir: self.dir.as_fd(),
+            procs: self.procs.as_fd(),
+        }
     }
 
-    /// Move `pid` in from the parent's side (for a start made by
-    /// posix_spawn, whose child runs no code of ours).
-    pub fn enter(&self, pid: i32) -> std::io::Result<()> {
-        rustix::io::write(&self.procs, pid.to_string().as_bytes())?;
-        Ok(())
+    /// Copies of [`Cgroup::handle`]'s descriptors, for another thread.
+    pub fn owned_handle(&self) -> std::io::Result<OwnedHandle> {
+        Ok(OwnedHandle {
+            dir: self.dir.try_clone()?,
+            procs: self.procs.try_clone()?,
+        })
+    }
+
+    /// Its `cgroup.procs`, open for reading.
+    fn procs(&self) -> std::io::Result<OwnedFd> {
+        Ok(rustix::fs::openat(
+            &self.dir,
+            "cgroup.procs",
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )?)
+    }
+
+    /// The pids inside.
+    fn pids(&self) -> Vec<i32> {
+        let Ok(procs) = self.procs() else {
+            return Vec::new();
+        };
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match rustix::io::read(&procs, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => text.extend_from_slice(&buf[..n]),
+            }
+        }
+        text.split(|&b| b == b'\n')
+            .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
+            .collect()
+    }
+
+    /// Whether any process is still inside (one that cannot be read is
+    /// taken as populated: it is killed, and waited for).
+    fn populated(&self) -> bool {
+        let mut buf = [0u8; 16];
+        self.procs()
+            .and_then(|p| Ok(rustix::io::read(&p, &mut buf)?))
+            .map_or(true, |n| n > 0)
     }
 
     /// Send `sig` to every process of the tree: SIGKILL through
-    /// `cgroup.kill`, any other signal to each pid listed that is not in
+    /// `cgroup.kill`, any other signal to each pid inside that is not in
     /// process group `group` (the caller signals that group itself, and a
     /// process must not get the signal twice), then SIGCONT so a stopped
     /// process acts on it.
     pub fn signal(&self, sig: i32, group: i32) {
-        let dir = self.path();
         if sig == libc::SIGKILL {
-            let _ = std::fs::write(dir.join("cgroup.kill"), b"1");
+            self.killed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            let kill = rustix::fs::openat(
+                &self.dir,
+                "cgroup.kill",
+                rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            );
+            if let Ok(k) = kill {
+                let _ = rustix::io::write(&k, b"1");
+            }
             return;
         }
-        let Ok(list) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
-            return;
-        };
-        for pid in list.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        for pid in self.pids() {
             if let Some(p) = rustix::process::Pid::from_raw(pid) {
                 let pg = rustix::process::getpgid(Some(p)).map(|g| g.as_raw_nonzero().get());
                 if pg.is_ok_and(|g| g == group) {
@@ -223,17 +352,14 @@ impl Cgroup {
         }
     }
 
-    /// Whether any process is still inside.
-    fn populated(&self) -> bool {
-        std::fs::read_to_string(self.path().join("cgroup.events"))
-            .map(|e| e.lines().any(|l| l == "populated 1"))
-            .unwrap_or(false)
-    }
-
     /// Kill whatever is left of the tree and give the directory back: kept
-    /// for the next command once empty (at once in the usual case; else a
-    /// short-lived thread waits for the killed processes to be gone).
+    /// for the next command once empty (at once in the usual case, where
+    /// nothing is left and nothing needs killing; else a short-lived thread
+    /// waits for the killed processes to be gone).
     pub fn release(self) {
+        if !self.populated() {
+            return self.idle();
+        }
         self.signal(libc::SIGKILL, 0);
         if !self.populated() {
             return self.idle();
@@ -253,16 +379,22 @@ impl Cgroup {
             });
     }
 
-    /// Keep an empty directory for a later command, or remove it.
+    /// Keep an empty directory for a later command, or remove it (one that
+    /// was killed, or one too many).
     fn idle(self) {
+        let Cgroup {
+            n,
+            dir,
+            procs,
+            killed,
+        } = self;
+        drop((dir, procs));
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < KEEP {
-            idle.push(self);
-        } else {
+        if idle.len() < KEEP && !killed.into_inner() {
+            idle.push(n);
+        } else if let Some(b) = base() {
             drop(idle);
-            let dir = self.path();
-            drop(self);
-            let _ = std::fs::remove_dir(dir);
+            let _ = rustix::fs::unlinkat(&b.dir, n.to_string(), rustix::fs::AtFlags::REMOVEDIR);
         }
     }
 }
@@ -287,5 +419,66 @@ mod tests {
         );
         assert_eq!(own_cgroup("0::/\n").as_deref(), Some(""));
         assert_eq!(own_cgroup("4:memory:/x\n"), None);
+    }
+
+    /// What a child started in `c` prints of its own cgroup, and how it ends.
+    fn run_in(c: &Cgroup) -> (String, crate::process::spawn::Exit) {
+        use std::io::Read;
+        let d = tempfile::tempdir().unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
+        let argv: Vec<String> = ["/bin/sh", "-c", "grep '^0::' /proc/self/cgroup"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = crate::process::unless_busy(|| {
+            crate::process::spawn::spawn(&crate::process::transform::Request {
+                argv: &argv,
+                dir: held.fd.as_fd(),
+                env: None,
+                input: crate::process::spawn::Input::Null,
+                tmp: None,
+                cgroup: Some(c.handle()),
+            })
+        })
+        .unwrap();
+        let mut out = String::new();
+        std::fs::File::from(s.stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        let exit = crate::process::spawn::peek_exit(s.pid, true).unwrap();
+        crate::process::spawn::reap(s.pid);
+        (out, exit)
+    }
+
+    #[test]
+    fn a_child_is_born_in_its_cgroup_and_a_killed_cgroup_is_never_reused() {
+        let Some(c) = Cgroup::take() else {
+            // Only a host that may not make cgroups gets none.
+            assert!(
+                rustix::process::geteuid().as_raw() != 0 || base_path().is_none(),
+                "root with a cgroup v2 hierarchy gets a cgroup"
+            );
+            return;
+        };
+        let own = |c: &Cgroup| {
+            let rel = c.path().to_string_lossy().into_owned();
+            assert!(rel.ends_with(&format!("/{}", c.n)), "{rel}");
+            format!("/neurolink-commands-{}/{}", std::process::id(), c.n)
+        };
+        let (out, exit) = run_in(&c);
+        assert_eq!(exit, crate::process::spawn::Exit::Code(0));
+        assert!(out.trim_end().ends_with(&own(&c)), "{out}");
+        // Killed (nothing inside): not kept, so the next start cannot be
+        // born into it and killed at birth.
+        let killed = c.n;
+        c.signal(libc::SIGKILL, 0);
+        c.release();
+        let again: Vec<Cgroup> = (0..3).filter_map(|_| Cgroup::take()).collect();
+        assert!(again.iter().all(|c| c.n != killed));
+        let (out, exit) = run_in(&again[0]);
+        assert_eq!(exit, crate::process::spawn::Exit::Code(0), "{out}");
+        for c in again {
+            c.release();
+        }
     }
 }

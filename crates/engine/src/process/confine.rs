@@ -190,8 +190,8 @@ pub struct Start {
     pub env: Option<Vec<(String, String)>>,
     /// What the command reads.
     pub input: super::spawn::Input,
-    /// The `cgroup.procs` of the command's cgroup, when it has one.
-    pub cgroup: Option<std::os::fd::OwnedFd>,
+    /// The command's cgroup, when it has one.
+    pub cgroup: Option<super::cgroup::OwnedHandle>,
 }
 
 /// What the caller wraps around the spawn on the confining thread: it gets
@@ -368,7 +368,7 @@ fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
         env: start.env.as_deref(),
         input: start.input,
         tmp: start.plan.private_tmp.as_deref(),
-        cgroup: start.cgroup.as_ref().map(|c| c.as_fd()),
+        cgroup: start.cgroup.as_ref().map(|c| c.handle()),
     })
 }
 

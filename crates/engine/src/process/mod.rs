@@ -4,6 +4,8 @@
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
 pub mod cgroup;
+#[cfg(target_os = "linux")]
+pub mod clone3;
 pub mod confine;
 pub mod posix_spawn;
 pub mod signals;

@@ -83,13 +83,14 @@ pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
 /// could leave one child outside: the window is the few microseconds
 /// before this write, which the clone-based spawn of piped commands does not
 /// have (its child enters the cgroup itself, before its exec).
-fn enter_cgroup(pid: i32, cgroup: Option<std::os::fd::BorrowedFd<'_>>) -> io::Result<()> {
-    if let Some(c) = cgroup {
-        if let Err(e) = rustix::io::write(c, pid.to_string().as_bytes()) {
-            return Err(stop_unreported(pid, e.into()));
-        }
+fn enter_cgroup(pid: i32, cgroup: Option<super::cgroup::Handle<'_>>) -> io::Result<()> {
+    let Some(c) = cgroup else {
+        return Ok(());
+    };
+    match rustix::io::write(c.procs, pid.to_string().as_bytes()) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(stop_unreported(pid, e.into())),
     }
-    Ok(())
 }
 
 /// How a process ended.
@@ -111,7 +112,7 @@ fn spawn_piped(
     dir: std::os::fd::BorrowedFd<'_>,
     env: Option<&[(String, String)]>,
     stdin_pipe: bool,
-    cgroup: Option<std::os::fd::BorrowedFd<'_>>,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Spawned> {
     let envp = match env {
         Some(_) => Some(envp_with(env, None)?),
@@ -172,7 +173,7 @@ fn spawn_piped(
     dir: std::os::fd::BorrowedFd<'_>,
     env: Option<&[(String, String)]>,
     stdin_pipe: bool,
-    cgroup: Option<std::os::fd::BorrowedFd<'_>>,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Spawned> {
     spawn_piped_own(req_argv, dir, env, None, stdin_pipe, cgroup)
 }
@@ -225,7 +226,7 @@ fn spawn_piped_own(
     env: Option<&[(String, String)]>,
     tmp: Option<&Path>,
     stdin_pipe: bool,
-    cgroup: Option<std::os::fd::BorrowedFd<'_>>,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Spawned> {
     let envp = envp_with(env, tmp)?;
     let (program, search, argv) = program_and_argv(req_argv, env)?;
