@@ -53,6 +53,7 @@ fi
 echo 1 2>/dev/null >"$base/cgroup.kill"
 i=0
 while [ $i -lt 50 ]; do
+  [ -d "$base" ] || exit 0
   for d in "$base"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
   rmdir "$base" 2>/dev/null && exit 0
   sleep 0.1
