@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,11 +56,22 @@ fn start_process(
     env: Option<&[(String, String)]>,
     input: Input,
 ) -> std::io::Result<spawn::Spawned> {
-    // Copies of its cgroup's descriptors for the spawn (the list of running
-    // cgroups is not held locked across a spawn).
-    let mut cgroup = None;
-    rec.cgroup(|c| cgroup = Some(c.owned_handle()));
-    let cgroup = cgroup.transpose()?;
+    // Its cgroup's descriptors for the spawn, borrowed without the list of
+    // running cgroups held locked across the spawn: only this supervisor
+    // takes the cgroup back (and closes them), after the spawn.
+    let mut raw = None;
+    rec.cgroup(|c| {
+        let h = c.handle();
+        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd()));
+    });
+    // SAFETY: see above — the descriptors stay open until `release_cgroup`,
+    // which this task runs only after `start_process` has returned.
+    let cgroup = raw.map(|(dir, procs)| unsafe {
+        crate::process::cgroup::Handle {
+            dir: std::os::fd::BorrowedFd::borrow_raw(dir),
+            procs: std::os::fd::BorrowedFd::borrow_raw(procs),
+        }
+    });
     guarded(rec, &mut || {
         // The spawn-time transform (a terminal) sits here, after every check
         // and before the process exists.
@@ -70,7 +81,7 @@ fn start_process(
             env,
             input,
             tmp: None,
-            cgroup: cgroup.as_ref().map(|c| c.handle()),
+            cgroup,
         })
     })
 }

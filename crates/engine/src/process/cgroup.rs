@@ -58,9 +58,10 @@ pub struct Cgroup {
     /// Its directory, open: the child is created in it, and its files are
     /// opened relative to it.
     dir: OwnedFd,
-    /// Its `cgroup.procs`, open for writing before any confinement applies:
-    /// where a child cannot be created in the cgroup, it (or the parent) is
-    /// moved in through this descriptor.
+    /// Its `cgroup.procs`, open for reading and writing before any
+    /// confinement applies: where a child cannot be created in the cgroup,
+    /// it (or the parent) is moved in through this descriptor, and reading
+    /// it from offset 0 tells whether anyone is inside.
     procs: OwnedFd,
     /// Whether `cgroup.kill` was written. Such a directory is removed, never
     /// reused: on some kernels a child created in it with
@@ -226,7 +227,7 @@ impl Cgroup {
                 let procs = rustix::fs::openat(
                     &dir,
                     "cgroup.procs",
-                    rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
                     rustix::fs::Mode::empty(),
                 )
                 .ok()
@@ -313,9 +314,7 @@ impl Cgroup {
     /// taken as populated: it is killed, and waited for).
     fn populated(&self) -> bool {
         let mut buf = [0u8; 16];
-        self.procs()
-            .and_then(|p| Ok(rustix::io::read(&p, &mut buf)?))
-            .map_or(true, |n| n > 0)
+        rustix::io::pread(&self.procs, &mut buf, 0).map_or(true, |n| n > 0)
     }
 
     /// Send `sig` to every process of the tree: SIGKILL through
