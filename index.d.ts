@@ -197,6 +197,15 @@ export interface BackgroundCommandStatusBase {
   /** Whether it runs under kernel confinement (Landlock + seccomp). */
   confined: boolean
   /**
+   * How much of its process tree the runner reaches (SPEC §6). `"tree"`:
+   * every descendant, also one that left the command's process group or
+   * session (`setsid`, a double fork, a daemon) — the command runs in a
+   * cgroup of its own (a host that may create one: root, or a delegated
+   * cgroup v2 subtree). `"group"`: its process group only; a descendant that
+   * left it survives the command (a non-root host without delegation, macOS).
+   */
+  containment: BackgroundCommandContainment
+  /**
    * Whether its input takes writes: started with `stdin: "pipe"` or in a
    * terminal, not closed by `end: true` or by the command, and not settled.
    */
@@ -307,9 +316,21 @@ export interface BackgroundCommandListEntry {
   signal?: NodeJS.Signals
   /** The runner or a caller stopped it (kill, abort, timeout, output cap, disposal). */
   killed: boolean
+  /**
+   * How much of its process tree the runner reaches (SPEC §6). `"tree"`:
+   * every descendant, also one that left the command's process group or
+   * session (`setsid`, a double fork, a daemon) — the command runs in a
+   * cgroup of its own (a host that may create one: root, or a delegated
+   * cgroup v2 subtree). `"group"`: its process group only; a descendant that
+   * left it survives the command (a non-root host without delegation, macOS).
+   */
+  containment: BackgroundCommandContainment
   /** As {@link BackgroundCommandStatusBase.waitingForInput}: blocked reading its input, quiet. Absent where the platform cannot tell. */
   waitingForInput?: boolean
 }
+
+/** `"tree"`: every descendant of the command is reached; `"group"`: its process group only. */
+export type BackgroundCommandContainment = 'tree' | 'group'
 
 /** What `readNewBackgroundCommandOutput` returns. */
 export interface BackgroundCommandNewOutput {
@@ -438,6 +459,7 @@ export interface ToolRefusal {
  * - `NLC_LOG_REPLACED`: the file at a log's place is not the log the runner created (replaced, a symlink, a swapped directory); none of it is returned.
  * - `NLC_IO`: a log could not be read, or the host ran out of file descriptors.
  * - `NLC_GIT_NOT_CONFIGURED`: call `configureGitTools` first.
+ * - `NLC_GIT_FAILED`: a step the git toolset runs before the tool's own git (its configuration listing, `rev-parse`) failed or refused the repository; the message says which and how to fix it.
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
  * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
  * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
@@ -457,6 +479,7 @@ export type BackgroundCommandErrorCode =
   | 'NLC_LOG_DIR'
   | 'NLC_IO'
   | 'NLC_GIT_NOT_CONFIGURED'
+  | 'NLC_GIT_FAILED'
   | 'NLC_HOST_EXITING'
   | 'NLC_CONFINEMENT_UNAVAILABLE'
   | 'NLC_NOT_RUNNING'

@@ -19,7 +19,7 @@ const { createExtraTools } = require('./lib/interactive.js')
 // optional one), which is the key order of the object it would otherwise
 // build itself (src/binding/outputs.rs).
 native.setObjectMakers(
-  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, stdinOpen, waitingForInput, logsRemoved) => {
+  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, containment, stdinOpen, waitingForInput, logsRemoved) => {
     const s = { taskId, label, state }
     if (exitCode !== undefined) s.exitCode = exitCode
     if (signal !== undefined) s.signal = signal
@@ -31,6 +31,7 @@ native.setObjectMakers(
     s.tailPreview = tailPreview
     if (error !== undefined) s.error = error
     s.confined = confined
+    s.containment = containment
     s.stdinOpen = stdinOpen
     if (waitingForInput !== undefined) s.waitingForInput = waitingForInput
     if (logsRemoved !== undefined) s.logsRemoved = logsRemoved

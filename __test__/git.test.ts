@@ -793,3 +793,66 @@ test('the parent environment does not reach git (no inherited alias, config or d
     }
   }
 })
+
+test('every process the git tools start is confined: a gitExecutable wrapper cannot write outside the repository in any step', async (t) => {
+  const s = nc.confinementSupport()
+  const fx = buildRepo('nlc-git-steps-')
+  const outside = tempRoot('nlc-git-outside-')
+  // A wrapper that, before each git it runs, tries to leave a file named
+  // after its pid outside the repository, holding its arguments.
+  const wrapper = join(fx.root, 'git-writer')
+  writeFileSync(wrapper, `#!/bin/sh\nprintf '%s ' "$@" > "${outside}/step-$$" 2>/dev/null\nexec git "$@"\n`)
+  chmodSync(wrapper, 0o755)
+  const steps = () => readdirSync(outside).map((f) => readFileSync(join(outside, f), 'utf8'))
+
+  // The control: unconfined, every step runs the wrapper and writes — the
+  // configuration listings before the run as well as the run itself.
+  const open = {}
+  nc.configureGitTools(open, { repoRoot: fx.repo, gitExecutable: wrapper, confine: false })
+  const r0 = await nc.runGitCommand(open, ['log', '--oneline'])
+  assert.equal(r0.ok, true)
+  const written = steps()
+  assert.ok(written.some((a) => / config --list /.test(a)), `a listing step wrote: ${written.join(' | ')}`)
+  assert.ok(written.some((a) => / rev-parse /.test(a)), `a rev-parse step wrote: ${written.join(' | ')}`)
+  assert.ok(written.some((a) => / log --oneline /.test(a)), `the run wrote: ${written.join(' | ')}`)
+  for (const f of readdirSync(outside)) rmSync(join(outside, f))
+
+  const host = {}
+  const settings = nc.configureGitTools(host, { repoRoot: fx.repo, gitExecutable: wrapper })
+  if (!(s.filesystem && s.seccomp)) {
+    // No Landlock here: git runs unconfined, and says so.
+    assert.equal(settings.confined, false)
+    assert.equal(typeof settings.confinedWhyNot, 'string')
+    return
+  }
+  assert.equal(settings.confined, true)
+  const r = await nc.runGitCommand(host, ['log', '--oneline'])
+  assert.equal(r.ok, true, 'git itself still answers')
+  assert.equal(r.preview, r0.preview)
+  assert.deepEqual(readdirSync(outside), [], 'no step wrote outside the repository')
+  t.diagnostic(`unconfined steps that wrote: ${written.length}`)
+})
+
+test('a configuration listing that fails is NLC_GIT_FAILED with git’s own words', async () => {
+  const fx = buildRepo('nlc-git-listfail-')
+  const wrapper = join(fx.root, 'git-no-config')
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\ncase " $* " in *" config --list "*) echo 'fatal: bad config line 3 in file .git/config' >&2; exit 128;; esac\nexec git "$@"\n`,
+  )
+  chmodSync(wrapper, 0o755)
+  for (const confine of [false, undefined]) {
+    const host = {}
+    nc.configureGitTools(host, { repoRoot: fx.repo, gitExecutable: wrapper, ...(confine === false ? { confine } : {}) })
+    await assert.rejects(nc.runGitCommand(host, ['log', '--oneline']), (e: nc.BackgroundCommandError) => {
+      assert.equal(e.code, 'NLC_GIT_FAILED')
+      assert.match(e.message, /git could not list its configuration \(exit code 128\): fatal: bad config line 3 in file \.git\/config; fix the git configuration/)
+      return true
+    })
+    // The tool says the same, with the code.
+    const r = (await nc.createGitTools(host).git_log.execute({})) as { isError: boolean; code: string; error: string }
+    assert.equal(r.isError, true)
+    assert.equal(r.code, 'NLC_GIT_FAILED')
+    assert.match(r.error, /git could not list its configuration/)
+  }
+})

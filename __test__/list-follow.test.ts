@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test'
 import { hostWith, nc, tempRoot, waitFor } from './helpers.ts'
 
 const SH = '/bin/sh'
-const KEYS = ['argv', 'cwd', 'killed', 'label', 'running', 'startedAt', 'state', 'taskId']
+const KEYS = ['argv', 'containment', 'cwd', 'killed', 'label', 'running', 'startedAt', 'state', 'taskId']
 
 function setup(t: TestContext, extra: Partial<nc.BackgroundCommandPolicy> = {}) {
   const root = tempRoot('nlc-list-')

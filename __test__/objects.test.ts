@@ -87,6 +87,7 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
       m.tailPreview,
       m.error,
       false,
+      m.containment,
       false,
       m.waitingForInput,
       undefined,

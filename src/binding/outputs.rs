@@ -102,6 +102,8 @@ pub struct NativeStatus {
     pub tail_preview: String,
     pub error: Option<String>,
     pub confined: bool,
+    #[napi(ts_type = "'tree' | 'group'")]
+    pub containment: String,
     pub stdin_open: bool,
     pub waiting_for_input: Option<bool>,
     pub logs_removed: Option<bool>,
@@ -123,6 +125,7 @@ impl From<Status> for NativeStatus {
             tail_preview: s.tail_preview,
             error: s.error,
             confined: s.confined,
+            containment: s.containment.as_str().to_string(),
             stdin_open: s.stdin_open,
             waiting_for_input: s.waiting_for_input,
             logs_removed: s.logs_removed.then_some(true),
@@ -207,6 +210,7 @@ built_by_maker!(NativeStatus, Shape::Status, {
     c"tailPreview": js(tail_preview),
     c"error": js_opt(error),
     c"confined": js(confined),
+    c"containment": js(containment),
     c"stdinOpen": js(stdin_open),
     c"waitingForInput": js_opt(waiting_for_input),
     c"logsRemoved": js_opt(logs_removed),
@@ -295,6 +299,8 @@ pub struct NativeListEntry {
     pub exit_code: Option<i32>,
     pub signal: Option<String>,
     pub killed: bool,
+    #[napi(ts_type = "'tree' | 'group'")]
+    pub containment: String,
     pub waiting_for_input: Option<bool>,
 }
 
@@ -311,6 +317,7 @@ impl From<ListEntry> for NativeListEntry {
             exit_code: e.exit_code,
             signal: e.signal,
             killed: e.killed,
+            containment: e.containment.as_str().to_string(),
             waiting_for_input: e.waiting_for_input,
         }
     }

@@ -30,6 +30,10 @@ pub enum EngineError {
     UnknownSignal(String),
     /// The git toolset was not configured for this host.
     GitNotConfigured,
+    /// A step the git toolset runs before the tool's own git run (the
+    /// configuration listing, `rev-parse`) failed or refused the repository;
+    /// the message says which and how to fix it.
+    GitFailed(String),
     /// The log directory could not be prepared.
     LogDir(String),
     /// A log or artifact could not be read, or the host has no file
@@ -69,6 +73,7 @@ impl EngineError {
             EngineError::UnknownTask { .. } => "NLC_UNKNOWN_TASK",
             EngineError::UnknownArtifact(_) => "NLC_UNKNOWN_ARTIFACT",
             EngineError::GitNotConfigured => "NLC_GIT_NOT_CONFIGURED",
+            EngineError::GitFailed(_) => "NLC_GIT_FAILED",
             EngineError::LogDir(_) => "NLC_LOG_DIR",
             EngineError::Io(_) => "NLC_IO",
             EngineError::HostExiting => "NLC_HOST_EXITING",
@@ -97,6 +102,7 @@ impl fmt::Display for EngineError {
             | EngineError::LogsRemoved(m)
             | EngineError::LogReplaced(m)
             | EngineError::Other(m)
+            | EngineError::GitFailed(m)
             | EngineError::NativeMissing(m) => f.write_str(m),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
@@ -276,6 +282,7 @@ mod tests {
             },
             EngineError::UnknownArtifact(String::new()),
             EngineError::GitNotConfigured,
+            EngineError::GitFailed(String::new()),
             EngineError::LogDir(String::new()),
             EngineError::Io(String::new()),
             EngineError::HostExiting,

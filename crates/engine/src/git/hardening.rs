@@ -8,13 +8,13 @@
 //! keyed by names that cannot be known in advance).
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::helper::{self, Failure};
 use super::GitRefusal;
+use crate::policy::confine::Confinement;
 
 /// The three `-c` pairs every argv starts with (the README's "Git hardening"), in this order.
 pub const FIXED_PREFIX: [(&str, &str); 3] = [
@@ -157,99 +157,39 @@ where
     Ok(out)
 }
 
-/// What one hardened git run produced.
-struct RunOutput {
-    status: ExitStatus,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-}
-
-/// Read a pipe to its end, keeping at most `limit + 1` bytes.
-fn read_capped<R: Read>(mut pipe: R, limit: usize) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        match pipe.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = (limit + 1).saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        }
-    }
-    kept
-}
-
 /// Run `git <hardened prefix> <args>` in `root` with exactly `env`, stdin
-/// null, killing it after `timeout`.
+/// null, confined by `confine` when given (as the tool's own run is),
+/// killing it after `timeout`.
 fn run_hardened(
     git_executable: &str,
     root: &Path,
     env: &[(String, String)],
     args: &[String],
     timeout: Duration,
-) -> Result<RunOutput, GitRefusal> {
+    confine: Option<&Confinement>,
+) -> Result<helper::Output, GitRefusal> {
     let mut pinned = vec![work_tree_arg(root)];
     pinned.extend(args.iter().cloned());
     let argv = super::full_argv(git_executable, &pinned);
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(root)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| {
-            GitRefusal(format!(
-                "could not start {git_executable:?} to list the git configuration ({err}); \
-                 check gitExecutable and repoRoot"
-            ))
-        })?;
-    let stdout = child
-        .stdout
-        .take()
-        .map(|p| std::thread::spawn(move || read_capped(p, MAX_LISTING_BYTES)));
-    let stderr = child
-        .stderr
-        .take()
-        .map(|p| std::thread::spawn(move || read_capped(p, 64 * 1024)));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(GitRefusal(format!(
-                    "listing the git configuration took longer than {} ms; retry, or raise timeoutMs",
-                    timeout.as_millis()
-                )));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(err) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(GitRefusal(format!("could not wait for git ({err})")));
-            }
-        }
-    };
-    let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
-        h.and_then(|h| h.join().ok()).unwrap_or_default()
-    };
-    let stdout = join(stdout);
-    let stderr = join(stderr);
-    if stdout.len() > MAX_LISTING_BYTES {
+    let out = helper::run(&argv, root, env, confine, timeout, MAX_LISTING_BYTES).map_err(|f| {
+        GitRefusal(match f {
+            Failure::Start(err) => format!(
+                "could not start {git_executable:?} to list the git configuration ({}); \
+                 check gitExecutable and repoRoot",
+                crate::errors::os_reason(&err)
+            ),
+            Failure::Timeout => format!(
+                "listing the git configuration took longer than {} ms; retry, or raise timeoutMs",
+                timeout.as_millis()
+            ),
+        })
+    })?;
+    if out.stdout.len() > MAX_LISTING_BYTES {
         return Err(GitRefusal(format!(
             "the git configuration listing exceeds {MAX_LISTING_BYTES} bytes; trim the git configuration"
         )));
     }
-    Ok(RunOutput {
-        status,
-        stdout,
-        stderr,
-    })
+    Ok(out)
 }
 
 /// The most nested include levels followed (git's own limit is 10).
@@ -299,6 +239,7 @@ fn check_includes(
     repo_root: &Path,
     env: &[(String, String)],
     timeout: Duration,
+    confine: Option<&Confinement>,
 ) -> Result<(), GitRefusal> {
     let home = env
         .iter()
@@ -318,7 +259,7 @@ fn check_includes(
     )];
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
     while let Some((args, depth)) = todo.pop() {
-        let listing = run_hardened(git_executable, repo_root, env, &args, timeout)?;
+        let listing = run_hardened(git_executable, repo_root, env, &args, timeout, confine)?;
         if !listing.status.success() {
             return Err(GitRefusal(format!(
                 "git could not list its configuration ({}): {}; fix the git configuration",
@@ -395,6 +336,7 @@ fn check_ignore_revs(
     repo_root: &Path,
     env: &[(String, String)],
     timeout: Duration,
+    confine: Option<&Confinement>,
 ) -> Result<(), GitRefusal> {
     if values.is_empty() {
         return Ok(());
@@ -410,6 +352,7 @@ fn check_ignore_revs(
             env,
             &strings(&["rev-parse", "--absolute-git-dir"]),
             timeout,
+            confine,
         )
         .ok()
         .filter(|o| o.status.success())
@@ -484,13 +427,26 @@ pub fn driver_overrides(
     env: &[(String, String)],
     timeout: Duration,
 ) -> Result<Vec<String>, GitRefusal> {
-    check_includes(git_executable, repo_root, env, timeout)?;
+    driver_overrides_confined(git_executable, repo_root, env, timeout, None)
+}
+
+/// [`driver_overrides`], every git process it starts confined by `confine`
+/// when given — the confinement of the tool's own run (SPEC §8).
+pub fn driver_overrides_confined(
+    git_executable: &str,
+    repo_root: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+    confine: Option<&Confinement>,
+) -> Result<Vec<String>, GitRefusal> {
+    check_includes(git_executable, repo_root, env, timeout, confine)?;
     let listing = run_hardened(
         git_executable,
         repo_root,
         env,
         &strings(&["config", "--list", "-z"]),
         timeout,
+        confine,
     )?;
     if !listing.status.success() {
         return Err(GitRefusal(format!(
@@ -510,7 +466,14 @@ pub fn driver_overrides(
                 .then(|| &entry[nl + 1..])
         })
         .collect();
-    check_ignore_revs(&ignore_revs, git_executable, repo_root, env, timeout)?;
+    check_ignore_revs(
+        &ignore_revs,
+        git_executable,
+        repo_root,
+        env,
+        timeout,
+        confine,
+    )?;
 
     let toplevel = run_hardened(
         git_executable,
@@ -518,6 +481,7 @@ pub fn driver_overrides(
         env,
         &strings(&["rev-parse", "--show-toplevel"]),
         timeout,
+        confine,
     )?;
     if toplevel.status.success() {
         let mut top = toplevel.stdout;
@@ -539,7 +503,7 @@ pub fn driver_overrides(
         for source in sources {
             let mut args = strings(&["config", "--list", "--name-only", "-z"]);
             args.extend(source);
-            let modules = run_hardened(git_executable, &top, env, &args, timeout)?;
+            let modules = run_hardened(git_executable, &top, env, &args, timeout, confine)?;
             if modules.status.success() {
                 names.extend(
                     names_of(&modules.stdout)

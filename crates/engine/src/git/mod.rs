@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod hardening;
+pub mod helper;
 pub mod run;
 pub mod validate;
 
@@ -23,7 +24,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 pub use hardening::{
-    driver_overrides, overrides_for_config_names, work_tree_arg, FIXED_PREFIX, HARDENING,
+    driver_overrides, driver_overrides_confined, overrides_for_config_names, work_tree_arg,
+    FIXED_PREFIX, HARDENING,
 };
 
 use args::{BlameArgs, DiffArgs, LogArgs, LogFormat, ShowArgs};

@@ -241,13 +241,17 @@ pub fn start(
 ) -> EngineResult<String> {
     let s = settings(host)?;
     let env = env();
-    let overrides = git::driver_overrides(
+    // One confinement for every git process of this call: the listings
+    // before the run and the run itself.
+    let confinement = s.confined.then(|| git_confinement(&s.repo_root, &env));
+    let overrides = git::driver_overrides_confined(
         &s.git_executable,
         &s.repo_root,
         &env,
         crate::policy::duration_ms(s.timeout_ms),
+        confinement.as_ref(),
     )
-    .map_err(|e| EngineError::Other(format!("git refused to run: {e}")))?;
+    .map_err(|e| EngineError::GitFailed(format!("git refused to run: {e}")))?;
     let root = s.repo_root.to_string_lossy().into_owned();
     // The work tree is pinned: `core.worktree` from the repository's own
     // configuration could point outside it (see the hardening notes).
@@ -262,9 +266,7 @@ pub fn start(
         idle_timeout_ms: None,
         input_wait_ms: None,
     })?;
-    if s.confined {
-        policy.confine = Some(git_confinement(&s.repo_root, &env));
-    }
+    policy.confine = confinement;
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
     let handle = commands::start(
         argv,

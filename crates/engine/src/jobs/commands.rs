@@ -145,6 +145,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
         .unwrap_or(0.0);
+    let cgroup = crate::process::cgroup::Cgroup::take();
     let (tx, rx) = mpsc::unbounded_channel();
     let label = policy::label_for(opts.label.as_deref(), &argv);
     let given_label = (label != policy::label_for(None, &argv)).then(|| label.into_boxed_str());
@@ -165,6 +166,9 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         kill_grace_ms: policy.kill_grace_ms,
         bank: ctx.bank,
         pgid: AtomicI32::new(0),
+        // A confined command's PID namespace is not made here yet, so only
+        // the cgroup counts.
+        containment: crate::process::containment(false, cgroup.is_some()),
         live: Mutex::new(Live::queued()),
         settled: Settled::new(),
         link: Mutex::new(Link::Supervisor(tx)),
@@ -174,6 +178,9 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
             Input::Terminal { .. } => Some(Box::new(InputState::new(true))),
         },
     });
+    if let Some(c) = cgroup {
+        rec.set_cgroup(c);
+    }
     registry::insert(rec.clone());
     supervisor::launch(
         rec,
@@ -430,10 +437,9 @@ pub fn terminate_listener(listener: u32, sig: i32) {
 /// every started command in `recs`.
 fn signal_groups(recs: &[Arc<Record>], sig: i32) {
     for r in recs {
-        let pg = r.pgid();
-        if pg > 0 {
-            signals::signal_group(pg, sig);
-            signals::signal_group(pg, libc::SIGCONT);
+        if r.pgid() > 0 {
+            r.signal_tree(sig);
+            r.signal_tree(libc::SIGCONT);
         }
     }
 }
@@ -530,6 +536,8 @@ pub struct ListEntry {
     pub signal: Option<String>,
     /// The runner or a caller stopped it.
     pub killed: bool,
+    /// How much of its tree the runner reaches.
+    pub containment: crate::process::Containment,
     /// Blocked reading its input and quiet (`None` where the platform cannot tell).
     pub waiting_for_input: Option<bool>,
 }
@@ -556,6 +564,7 @@ pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<List
                 exit_code: live.exit_code,
                 signal: live.signal.map(signals::name),
                 killed: live.killed,
+                containment: r.containment,
                 waiting_for_input: r.waiting_for_input(live.state),
             })
         })

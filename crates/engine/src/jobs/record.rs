@@ -237,6 +237,10 @@ pub struct Record {
     pub streams: [StreamLog; 2],
     /// Process group id once started (0 before).
     pub pgid: AtomicI32,
+    /// How much of its tree the runner reaches (SPEC §6). Its cgroup, when
+    /// it has one, is kept beside the records while it runs
+    /// ([`Record::cgroup`]), so a settled record does not carry the slot.
+    pub containment: crate::process::Containment,
     /// The changing part.
     pub live: Mutex<Live>,
     /// Becomes true when the settled state is published.
@@ -268,6 +272,15 @@ pub enum BankOutcome {
     Failed(String),
 }
 
+use crate::process::cgroup::Cgroup;
+
+/// The cgroups of the commands that run, by task counter.
+static RUNNING_CGROUPS: Mutex<Vec<(u64, Cgroup)>> = Mutex::new(Vec::new());
+
+fn running_cgroups() -> std::sync::MutexGuard<'static, Vec<(u64, Cgroup)>> {
+    RUNNING_CGROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A status, built fresh on each call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
@@ -297,6 +310,8 @@ pub struct Status {
     pub error: Option<String>,
     /// Whether it runs under kernel confinement.
     pub confined: bool,
+    /// How much of its tree the runner reaches.
+    pub containment: crate::process::Containment,
     /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
     /// ended, not closed by the command, not settled).
     pub stdin_open: bool,
@@ -509,6 +524,7 @@ impl Record {
             },
             error,
             confined: self.confined,
+            containment: self.containment,
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
@@ -605,6 +621,36 @@ impl Record {
     /// The process group id, once started.
     pub fn pgid(&self) -> i32 {
         self.pgid.load(Ordering::Acquire)
+    }
+
+    /// Send `sig` to its whole tree: its process group, and every process
+    /// of its cgroup when it has one (SIGKILL through `cgroup.kill`).
+    pub fn signal_tree(&self, sig: i32) {
+        let pg = self.pgid();
+        if pg > 0 {
+            signals::signal_group(pg, sig);
+        }
+        self.cgroup(|c| c.signal(sig, pg));
+    }
+
+    /// Run `f` with its cgroup, if it has one and still runs.
+    pub fn cgroup(&self, f: impl FnOnce(&Cgroup)) {
+        let all = running_cgroups();
+        if let Some((_, c)) = all.iter().find(|(seq, _)| *seq == self.seq) {
+            f(c);
+        }
+    }
+
+    /// Give it `c`, its own cgroup, until [`Record::take_cgroup`].
+    pub fn set_cgroup(&self, c: Cgroup) {
+        running_cgroups().push((self.seq, c));
+    }
+
+    /// Take its cgroup back (it settles).
+    pub fn take_cgroup(&self) -> Option<Cgroup> {
+        let mut all = running_cgroups();
+        let i = all.iter().position(|(seq, _)| *seq == self.seq)?;
+        Some(all.swap_remove(i).1)
     }
 }
 
@@ -710,6 +756,7 @@ mod status_race {
             bank: BankMode::BuiltIn,
             streams: [StreamLog::new(), StreamLog::new()],
             pgid: AtomicI32::new(0),
+            containment: crate::process::Containment::Group,
             live: Mutex::new(Live::queued()),
             settled: Settled::new(),
             link: Mutex::new(Link::Closed),

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use super::input::{WriteFailure, WriteReply};
 use super::record::{KillReason, Record, State};
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
-use crate::process::signals::{self, signal_group};
+use crate::process::signals;
 use crate::process::spawn::{self, Exit, Input};
 use crate::process::{transform, watchdog};
 use crate::text::capture::{Sink, Stream, Wrote};
@@ -56,6 +56,22 @@ fn start_process(
     env: Option<&[(String, String)]>,
     input: Input,
 ) -> std::io::Result<spawn::Spawned> {
+    // Its cgroup's descriptors for the spawn, borrowed without the list of
+    // running cgroups held locked across the spawn: only this supervisor
+    // takes the cgroup back (and closes them), after the spawn.
+    let mut raw = None;
+    rec.cgroup(|c| {
+        let h = c.handle();
+        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd()));
+    });
+    // SAFETY: see above — the descriptors stay open until `release_cgroup`,
+    // which this task runs only after `start_process` has returned.
+    let cgroup = raw.map(|(dir, procs)| unsafe {
+        crate::process::cgroup::Handle {
+            dir: std::os::fd::BorrowedFd::borrow_raw(dir),
+            procs: std::os::fd::BorrowedFd::borrow_raw(procs),
+        }
+    });
     guarded(rec, &mut || {
         // The spawn-time transform (a terminal) sits here, after every check
         // and before the process exists.
@@ -65,6 +81,7 @@ fn start_process(
             env,
             input,
             tmp: None,
+            cgroup,
         })
     })
 }
@@ -109,19 +126,30 @@ fn hand_to_confining_thread(
             return rx;
         }
     };
+    let mut cgroup = None;
+    rec.cgroup(|c| cgroup = Some(c.owned_handle()));
+    let cgroup = match cgroup.transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tx.send(Err(e));
+            return rx;
+        }
+    };
     let start = confine::Start {
         plan,
         argv: rec.argv.to_vec(),
         dir,
         env: l.env.take(),
         input: l.input,
+        cgroup,
     };
     let grec = rec.clone();
     let guard: confine::Guard = Box::new(move |spawn| guarded(&grec, spawn));
+    let drec = rec.clone();
     let deliver: confine::Deliver = Box::new(move |r| {
         // Nobody is left to supervise it (the supervisor failed): stop it.
         if let Err(Ok(child)) = tx.send(r) {
-            signal_group(child.pid, libc::SIGKILL);
+            drec.signal_tree(libc::SIGKILL);
             spawn::reap(child.pid);
             watchdog::untrack(child.pid);
         }
@@ -308,10 +336,11 @@ async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingS
         }
         let pg = rec.pgid();
         if pg > 0 {
-            signal_group(pg, libc::SIGKILL);
+            rec.signal_tree(libc::SIGKILL);
             spawn::reap(pg);
             watchdog::untrack(pg);
         }
+        release_cgroup(&rec);
         for s in Stream::BOTH {
             rec.log(s).finish();
         }
@@ -360,6 +389,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
                 rec.log(s).finish();
             }
             drop(private_tmp);
+            release_cgroup(&rec);
             if let Some(i) = &rec.input {
                 i.close();
             }
@@ -394,9 +424,13 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     }
     // The leader is a zombie we have not reaped, so its pid — the group id —
     // cannot have been reused: stopping the group now only hits descendants.
-    signal_group(pid, libc::SIGKILL);
+    // What left the group is in the command's cgroup, when it has one: the
+    // release kills it (it reads the cgroup first, so a command that left
+    // nothing behind costs no kill).
+    signals::signal_group(pid, libc::SIGKILL);
     spawn::reap(pid);
     watchdog::untrack(pid);
+    release_cgroup(&rec);
     for s in Stream::BOTH {
         rec.log(s).finish();
     }
@@ -413,6 +447,13 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     }
     drop(private_tmp);
     finish(&rec, state, code, signal, error, killed).await;
+}
+
+/// Give the command's cgroup back (what is left inside is killed first).
+fn release_cgroup(rec: &Record) {
+    if let Some(c) = rec.take_cgroup() {
+        c.release();
+    }
 }
 
 struct Outcome {
@@ -479,9 +520,9 @@ async fn run(
             let sig: i32 = $sig;
             if stop.is_none() && exit.is_none() {
                 stop = Some($why);
-                signal_group(pid, sig);
+                rec.signal_tree(sig);
                 if sig != libc::SIGKILL {
-                    signal_group(pid, libc::SIGCONT);
+                    rec.signal_tree(libc::SIGCONT);
                     escalate_timer.as_mut().reset(Instant::now() + grace);
                     escalating = true;
                 }
@@ -500,7 +541,7 @@ async fn run(
                 Some(Control::Kill(sig, reason)) => {
                     if exit.is_some() {
                         // Only descendants are left: stop them and settle.
-                        signal_group(pid, libc::SIGKILL);
+                        rec.signal_tree(libc::SIGKILL);
                         held = out.is_some() || err.is_some();
                         break;
                     }
@@ -561,7 +602,7 @@ async fn run(
                 input_watch.check(pid, &writer, input_timer.as_mut());
             }
             _ = &mut escalate_timer, if escalating => {
-                signal_group(pid, libc::SIGKILL);
+                rec.signal_tree(libc::SIGKILL);
                 escalating = false;
             }
             _ = &mut drain_timer, if draining => {

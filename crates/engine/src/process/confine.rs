@@ -190,6 +190,8 @@ pub struct Start {
     pub env: Option<Vec<(String, String)>>,
     /// What the command reads.
     pub input: super::spawn::Input,
+    /// The command's cgroup, when it has one.
+    pub cgroup: Option<super::cgroup::OwnedHandle>,
 }
 
 /// What the caller wraps around the spawn on the confining thread: it gets
@@ -366,6 +368,7 @@ fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
         env: start.env.as_deref(),
         input: start.input,
         tmp: start.plan.private_tmp.as_deref(),
+        cgroup: start.cgroup.as_ref().map(|c| c.handle()),
     })
 }
 

@@ -3,6 +3,9 @@
 //! ([`signals`]) and how it is stopped when the host itself dies
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
+pub mod cgroup;
+#[cfg(target_os = "linux")]
+pub mod clone3;
 pub mod confine;
 pub mod input_wait;
 pub mod posix_spawn;
@@ -18,6 +21,39 @@ pub mod watchdog;
 /// created while the script was open for writing holds a copy of that
 /// descriptor until its own exec — for long under qemu-user, where the
 /// clone is a fork. Any other outcome is returned as it is.
+/// How much of a command's process tree the runner can reach (SPEC §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Containment {
+    /// Every descendant, whatever group or session it moves to: the
+    /// command runs in a cgroup of its own or a PID namespace of its own.
+    Tree,
+    /// The command's process group only: a descendant that leaves it
+    /// (`setsid`, `setpgid`) is not reached.
+    Group,
+}
+
+impl Containment {
+    /// As the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Containment::Tree => "tree",
+            Containment::Group => "group",
+        }
+    }
+}
+
+/// The one place the engine decides a command's containment: `"tree"` when
+/// its descendants are all covered — it runs in a PID namespace of its own
+/// (every descendant dies with its leader) or in a cgroup of its own
+/// (stopped through `cgroup.kill`) — else `"group"`.
+pub fn containment(pid_namespace: bool, cgroup: bool) -> Containment {
+    if pid_namespace || cgroup {
+        Containment::Tree
+    } else {
+        Containment::Group
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn unless_busy<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
     for _ in 0..200 {

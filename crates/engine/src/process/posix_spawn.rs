@@ -30,13 +30,9 @@ const SETSID: libc::c_short = libc::POSIX_SPAWN_SETSID as libc::c_short;
 #[cfg(target_os = "macos")]
 const SETSID: libc::c_short = 0x0400 | libc::POSIX_SPAWN_CLOEXEC_DEFAULT as libc::c_short;
 
-/// The flags of a piped start: its own process group (and, on macOS, every
-/// descriptor not named by a file action closed).
-#[cfg(target_os = "linux")]
-const PIPED_FLAGS: libc::c_short = libc::POSIX_SPAWN_SETPGROUP as libc::c_short;
-#[cfg(target_os = "macos")]
-const PIPED_FLAGS: libc::c_short =
-    (libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_CLOEXEC_DEFAULT) as libc::c_short;
+/// The flags of a piped start: a session of its own, as a terminal start
+/// (and, on macOS, every descriptor not named by a file action closed).
+const PIPED_FLAGS: libc::c_short = SETSID;
 
 /// What one terminal start needs, already in C form.
 pub struct TerminalSpawn<'a> {
@@ -247,8 +243,8 @@ impl StdioPipes {
     }
 }
 
-/// Start `program` (looked up in the host's PATH when `search` is set) in
-/// its own process group, stdin from /dev/null or a pipe, both streams
+/// Start `program` (looked up in the host's PATH when `search` is set) as
+/// the leader of a new session (so in a process group of its own), stdin from /dev/null or a pipe, both streams
 /// piped, the working directory entered through the held descriptor, so a
 /// path swapped after the cwd check cannot move the child. On macOS every
 /// other descriptor is closed (`POSIX_SPAWN_CLOEXEC_DEFAULT`) and

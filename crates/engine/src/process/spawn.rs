@@ -1,4 +1,5 @@
-//! Starting one process: no shell, its own process group, stdin from
+//! Starting one process: no shell, its own session (so its own process
+//! group and no controlling terminal), stdin from
 //! /dev/null (or a pipe the supervisor writes), both streams piped, the
 //! environment replaced or inherited, and the working directory entered
 //! through the held descriptor. A command in a terminal is started by the
@@ -64,10 +65,31 @@ pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
         // A private temp directory to add to the environment: the engine's
         // own posix_spawn builds the child's environment strings once
         // (`Command` would copy every variable into a map first).
-        input if req.tmp.is_some() => {
-            spawn_piped_own(req.argv, req.dir, req.env, req.tmp, input == Input::Pipe)
-        }
-        input => spawn_piped(req.argv, req.dir, req.env, input == Input::Pipe),
+        input if req.tmp.is_some() => spawn_piped_own(
+            req.argv,
+            req.dir,
+            req.env,
+            req.tmp,
+            input == Input::Pipe,
+            req.cgroup,
+        ),
+        input => spawn_piped(req.argv, req.dir, req.env, input == Input::Pipe, req.cgroup),
+    }
+}
+
+/// Move a child started by posix_spawn (which runs no code of ours in the
+/// child) into its cgroup from the parent's side. posix_spawn returns once
+/// the child has exec'd, so a program that forks in its first instructions
+/// could leave one child outside: the window is the few microseconds
+/// before this write, which the clone-based spawn of piped commands does not
+/// have (its child enters the cgroup itself, before its exec).
+fn enter_cgroup(pid: i32, cgroup: Option<super::cgroup::Handle<'_>>) -> io::Result<()> {
+    let Some(c) = cgroup else {
+        return Ok(());
+    };
+    match rustix::io::write(c.procs, pid.to_string().as_bytes()) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(stop_unreported(pid, e.into())),
     }
 }
 
@@ -90,6 +112,7 @@ fn spawn_piped(
     dir: std::os::fd::BorrowedFd<'_>,
     env: Option<&[(String, String)]>,
     stdin_pipe: bool,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Spawned> {
     let envp = match env {
         Some(_) => Some(envp_with(env, None)?),
@@ -113,6 +136,7 @@ fn spawn_piped(
         envp.as_deref(),
         dir,
         stdin_pipe,
+        cgroup,
     )?;
     Ok(Spawned {
         pid: p.pid,
@@ -140,21 +164,6 @@ fn program_and_argv(
     Ok((program, search, argv))
 }
 
-/// Put the new child in its own group from the parent's side too, as
-/// job-control shells do. Where posix_spawn runs the child with vfork
-/// semantics (glibc, musl) the child has done so already and exec'd, and
-/// this fails harmlessly (EACCES). Where posix_spawn returns before the child
-/// ran its attributes — qemu-user runs a vfork as a plain fork — the group
-/// would not exist yet, and a kill of the group sent at once (a SIGKILL right
-/// after the start) would find no group (ESRCH) and be lost while the
-/// command runs on: the hang seen under qemu.
-#[cfg(target_os = "linux")]
-fn join_own_group(pid: i32) {
-    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-        let _ = rustix::process::setpgid(Some(pid), Some(pid));
-    }
-}
-
 /// macOS: the engine's own posix_spawn with the held directory entered by
 /// descriptor (there is no `/proc/self/fd` path to give `Command`); see
 /// [`super::posix_spawn::spawn_piped`].
@@ -164,8 +173,9 @@ fn spawn_piped(
     dir: std::os::fd::BorrowedFd<'_>,
     env: Option<&[(String, String)]>,
     stdin_pipe: bool,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Spawned> {
-    spawn_piped_own(req_argv, dir, env, None, stdin_pipe)
+    spawn_piped_own(req_argv, dir, env, None, stdin_pipe, cgroup)
 }
 
 /// The variables a private temp directory is given as (SPEC §8).
@@ -216,12 +226,13 @@ fn spawn_piped_own(
     env: Option<&[(String, String)]>,
     tmp: Option<&Path>,
     stdin_pipe: bool,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Spawned> {
     let envp = envp_with(env, tmp)?;
     let (program, search, argv) = program_and_argv(req_argv, env)?;
     let p = super::posix_spawn::spawn_piped(&program, search, &argv, &envp, dir, stdin_pipe)?;
-    #[cfg(target_os = "linux")]
-    join_own_group(p.pid);
+    await_own_session(p.pid);
+    enter_cgroup(p.pid, cgroup)?;
     Ok(Spawned {
         pid: p.pid,
         stdout: p.stdout,
@@ -298,6 +309,7 @@ fn spawn_in_terminal(req: &Request<'_>, cols: u16, rows: u16) -> io::Result<Spaw
         slave: &slave,
     })?;
     await_own_session(pid);
+    enter_cgroup(pid, req.cgroup)?;
     // Non-blocking for the supervisor's event loop (the flag belongs to the
     // open file, so the copies below share it).
     let nonblocking = rustix::io::ioctl_fionbio(&master, true);
@@ -321,8 +333,9 @@ fn spawn_in_terminal(req: &Request<'_>, cols: u16, rows: u16) -> io::Result<Spaw
 /// of the group), or has ended. With vfork semantics that is so when
 /// posix_spawn returns (the first check passes); under qemu-user, which runs a
 /// vfork as a plain fork, the child may not have run `setsid` yet, and unlike
-/// a group ([`join_own_group`]) a session cannot be made from the parent's
-/// side. Bounded (about 5 s) so a child stuck before its exec cannot hold the start.
+/// a process group a session cannot be made from the parent's
+/// side (the posix_spawn of piped commands asks for a session too).
+/// Bounded (about 5 s) so a child stuck before its exec cannot hold the start.
 fn await_own_session(pid: i32) {
     let Some(p) = rustix::process::Pid::from_raw(pid) else {
         return;
@@ -485,6 +498,7 @@ mod tests {
             env,
             input: Input::Null,
             tmp: None,
+            cgroup: None,
         })
         .unwrap();
         let mut out = String::new();
@@ -536,6 +550,7 @@ mod tests {
                     env: env.as_ref().map(|e| &e[..]),
                     input: Input::Null,
                     tmp: None,
+                    cgroup: None,
                 })
             })
         };
@@ -615,6 +630,7 @@ mod tests {
             env: None,
             input: Input::Null,
             tmp: None,
+            cgroup: None,
         });
         assert_eq!(r.unwrap_err().kind(), io::ErrorKind::NotFound);
     }
@@ -638,6 +654,7 @@ mod tests {
                     env: None,
                     input,
                     tmp: None,
+                    cgroup: None,
                 })
                 .unwrap();
                 // SAFETY: getpgid(2) with an integer argument.
@@ -663,6 +680,7 @@ mod tests {
             env: None,
             input: Input::Terminal { cols: 77, rows: 11 },
             tmp: None,
+            cgroup: None,
         })
         .unwrap();
         assert!(s.stderr.is_none() && s.stdin.is_some() && s.terminal.is_some());
@@ -720,6 +738,7 @@ mod tests {
                 env: None,
                 input: Input::Terminal { cols: 80, rows: 24 },
                 tmp: None,
+                cgroup: None,
             });
             if exec_errors_hidden() {
                 assert_exits_127(r);

@@ -35,6 +35,10 @@ pub struct Request<'a> {
     /// A confined command's private temp directory, given to it as
     /// `TMPDIR`, `TMP` and `TEMP` (see [`spawn`](super::spawn)).
     pub tmp: Option<&'a Path>,
+    /// The directory of the command's own cgroup, when it has one: the
+    /// child is created in it, or enters it before its exec (see
+    /// [`super::cgroup`]).
+    pub cgroup: Option<super::cgroup::Handle<'a>>,
 }
 
 /// Spawn an unconfined start (a terminal or pipes). A confined start is

@@ -9,8 +9,12 @@
 //! exited — on a stack each spawning thread keeps for its life, and the
 //! child does only what the start needs:
 //!
-//! 1. a process group of its own (`setpgid(0, 0)`), so nothing aimed at the
-//!    host's group reaches it from here on;
+//! 1. a session of its own (`setsid()`: no controlling terminal, and a
+//!    process group whose id is its pid), so nothing aimed at the host's
+//!    group reaches it from here on; a command with a cgroup of its own is
+//!    created in it (`clone3`, [`super::clone3`]), or, where the kernel
+//!    cannot, enters it here (`0` written to its `cgroup.procs`) before it
+//!    can start anything;
 //! 2. stdin, stdout and stderr from the descriptors the parent prepared;
 //! 3. the held directory entered by descriptor (`fchdir`);
 //! 4. the signals the host ignores (SIGPIPE, for one; the parent reads the
@@ -53,6 +57,10 @@ const PATH_MAX: usize = 4096;
 /// stays unset.
 static SHARED_MEMORY: AtomicBool = AtomicBool::new(false);
 
+/// Cleared once `clone3` with `CLONE_INTO_CGROUP` was refused as unknown or
+/// not allowed: later starts go to `clone` straight away.
+static CLONE3: AtomicBool = AtomicBool::new(true);
+
 extern "C" {
     /// The host's environment, as the C library keeps it.
     static environ: *const *const c_char;
@@ -75,6 +83,8 @@ struct Plan {
     stdio: [c_int; 3],
     /// The directory to enter.
     dir: c_int,
+    /// The `cgroup.procs` of the cgroup to enter, or -1 (none, or born in it).
+    cgroup: c_int,
     /// The signals to set back to their default action: bit `n - 1` for
     /// signal `n` (those the host ignores).
     reset: u64,
@@ -96,8 +106,19 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     unsafe {
         let p = &*(arg as *const Plan);
         p.ran.store(true, Ordering::Relaxed);
-        if libc::setpgid(0, 0) != 0 {
+        if libc::setsid() < 0 {
             fail(p, errno());
+        }
+        if p.cgroup >= 0 {
+            let procs = libc::openat(
+                p.cgroup,
+                c"cgroup.procs".as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            );
+            if procs < 0 || libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
+                fail(p, errno());
+            }
+            libc::close(procs);
         }
         for (to, &from) in p.stdio.iter().enumerate() {
             if libc::dup2(from, to as c_int) < 0 {
@@ -267,8 +288,8 @@ pub fn host_path() -> Vec<u8> {
     }
 }
 
-/// Start `program` (looked up in `search`, a PATH, when given) in its own
-/// process group, stdin from /dev/null or a pipe, both streams piped, in
+/// Start `program` (looked up in `search`, a PATH, when given) as the
+/// leader of a new session (in `cgroup`, when given), stdin from /dev/null or a pipe, both streams piped, in
 /// the held directory, with `envp` (the host's environment when `None`).
 /// Returns once the child has exec'd; a failure before or in the exec
 /// comes back as the error (ENOENT, EACCES, E2BIG, …).
@@ -279,6 +300,7 @@ pub fn spawn_piped(
     envp: Option<&[CString]>,
     dir: BorrowedFd<'_>,
     stdin_pipe: bool,
+    cgroup: Option<super::cgroup::Handle<'_>>,
 ) -> io::Result<Piped> {
     let StdioPipes {
         stdin,
@@ -296,7 +318,7 @@ pub fn spawn_piped(
     };
     let argv_ptrs = pointers(argv);
     let envp_ptrs = envp.map(pointers);
-    let plan = Plan {
+    let mut plan = Plan {
         program: program.as_ptr(),
         path: search.map_or(std::ptr::null(), <[u8]>::as_ptr),
         path_len: search.map_or(0, <[u8]>::len),
@@ -308,6 +330,7 @@ pub fn spawn_piped(
             .map_or_else(|| unsafe { environ }, |e| e.as_ptr().cast()),
         stdio: [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
         dir: dir.as_raw_fd(),
+        cgroup: -1,
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         ran: AtomicBool::new(false),
@@ -327,12 +350,35 @@ pub fn spawn_piped(
             let mut old: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-            let pid = libc::clone(
-                child,
-                top as *mut c_void,
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-                &plan as *const Plan as *mut c_void,
-            );
+            let mut pid = -1;
+            if let Some(c) = cgroup.filter(|_| CLONE3.load(Ordering::Relaxed)) {
+                let base = stack.as_mut_ptr();
+                let r = super::clone3::spawn_into(
+                    child,
+                    &mut plan as *mut Plan as *mut c_void,
+                    base,
+                    top - base as usize,
+                    c.dir.as_raw_fd(),
+                );
+                if r >= 0 {
+                    pid = r as c_int;
+                } else if matches!(
+                    -r as c_int,
+                    libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM
+                ) {
+                    CLONE3.store(false, Ordering::Relaxed);
+                }
+            }
+            if pid < 0 {
+                // No clone3 (or it failed): the child enters the cgroup itself.
+                plan.cgroup = cgroup.map_or(-1, |c| c.procs.as_raw_fd());
+                pid = libc::clone(
+                    child,
+                    top as *mut c_void,
+                    libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                    &mut plan as *mut Plan as *mut c_void,
+                );
+            }
             let e = io::Error::last_os_error();
             libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
             if pid < 0 {
@@ -432,7 +478,8 @@ mod tests {
         dir: &std::path::Path,
     ) -> io::Result<(String, String, i32)> {
         let d = open_dir(dir);
-        let p = unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false))?;
+        let p =
+            unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false, None))?;
         Ok(finish(p))
     }
 
@@ -452,6 +499,7 @@ mod tests {
             None,
             dir.as_fd(),
             true,
+            None,
         )
         .unwrap();
         let mut input = std::fs::File::from(p.stdin.take().unwrap());
@@ -493,7 +541,7 @@ mod tests {
     }
 
     #[test]
-    fn the_child_leads_its_group_with_default_signals_and_none_blocked() {
+    fn the_child_leads_its_session_with_default_signals_and_none_blocked() {
         // The test process ignores SIGPIPE (Rust's runtime does) and this
         // thread blocks SIGUSR1: the control that the child would inherit both.
         assert_ne!(ignored_signals() & (1 << (libc::SIGPIPE - 1)), 0);
@@ -513,6 +561,7 @@ mod tests {
             None,
             dir.as_fd(),
             false,
+            None,
         )
         .unwrap();
         let pid = p.pid;
@@ -532,6 +581,11 @@ mod tests {
         assert_eq!(mask("SigIgn:"), 0, "{out}");
         assert_eq!(mask("SigBlk:"), 0, "{out}");
         assert_eq!(field(&out, "NSpgid:"), pid.to_string());
+        assert_eq!(
+            field(&out, "NSsid:"),
+            pid.to_string(),
+            "leads its own session"
+        );
         // The parent thread's own mask came back as it was.
         // SAFETY: reading this thread's mask into a valid set.
         let still = unsafe {
@@ -626,6 +680,7 @@ mod tests {
             Some(&env),
             dir.as_fd(),
             false,
+            None,
         )
         .unwrap();
         assert_eq!(finish(p).0, "ONLY=1\nPATH=/usr/bin:/bin\n");

@@ -14,7 +14,11 @@
 //!   watchdog reads the list only once, after the host has died.
 //!
 //! Then the watchdog sends SIGTERM, and SIGKILL a moment later, to every
-//! group still listed. It runs in a process group of its own, so a
+//! group still listed. Where commands run in cgroups of their own
+//! ([`super::cgroup`]), it is given the host's cgroup subtree as its first
+//! argument: every process in it gets SIGTERM with the groups, then the
+//! whole subtree is killed at once (`cgroup.kill` of the base reaches every
+//! command's tree, escaped descendants included) and removed. It runs in a process group of its own, so a
 //! terminal's Ctrl-C or a kill of the host's group does not take it down
 //! first.
 
@@ -34,12 +38,27 @@ const SLOT: usize = 12;
 /// an empty line.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT
 while read -r _; do :; done
+base=$1
 groups=
 while read -r pg; do [ -n "$pg" ] && groups="$groups $pg"; done <&1
-[ -z "$groups" ] && exit 0
-for pg in $groups; do kill -s TERM -- "-$pg" 2>/dev/null; kill -s CONT -- "-$pg" 2>/dev/null; done
-sleep 2
-for pg in $groups; do kill -s KILL -- "-$pg" 2>/dev/null; done
+procs=
+[ -n "$base" ] && procs=$(cat "$base"/*/cgroup.procs 2>/dev/null)
+if [ -n "$groups$procs" ]; then
+  for pg in $groups; do kill -s TERM -- "-$pg" 2>/dev/null; kill -s CONT -- "-$pg" 2>/dev/null; done
+  for p in $procs; do kill -s TERM "$p" 2>/dev/null; kill -s CONT "$p" 2>/dev/null; done
+  sleep 2
+  for pg in $groups; do kill -s KILL -- "-$pg" 2>/dev/null; done
+fi
+[ -z "$base" ] && exit 0
+echo 1 2>/dev/null >"$base/cgroup.kill"
+i=0
+while [ $i -lt 50 ]; do
+  [ -d "$base" ] || exit 0
+  for d in "$base"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+  rmdir "$base" 2>/dev/null && exit 0
+  sleep 0.1
+  i=$((i + 1))
+done
 exit 0
 "#;
 
@@ -98,7 +117,7 @@ fn slots_file() -> std::io::Result<File> {
 
 fn start() -> Option<Watch> {
     let slots = slots_file().ok()?;
-    let alive = spawn_watchdog(&slots)?;
+    let alive = spawn_watchdog(&slots, super::cgroup::base_path())?;
     Some(Watch {
         _alive: alive,
         slots,
@@ -106,13 +125,15 @@ fn start() -> Option<Watch> {
     })
 }
 
-/// Start `/bin/sh` with the script, reading the list from `slots`; returns
-/// the pipe whose closing sets it off.
-fn spawn_watchdog(slots: &File) -> Option<ChildStdin> {
+/// Start `/bin/sh` with the script, reading the list from `slots` (and
+/// the host's cgroup subtree, when it has one); returns the pipe whose
+/// closing sets it off.
+fn spawn_watchdog(slots: &File, cgroups: Option<&std::path::Path>) -> Option<ChildStdin> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(SCRIPT)
         .arg("neurolink-commands-watchdog")
+        .arg(cgroups.map_or(std::ffi::OsStr::new(""), |p| p.as_os_str()))
         .stdin(Stdio::piped())
         .stdout(Stdio::from(slots.try_clone().ok()?))
         .stderr(Stdio::null())
@@ -253,7 +274,7 @@ mod tests {
             .write_at(&slot_bytes(listed.id() as i32), SLOT as u64)
             .unwrap();
         slots.write_at(&slot_bytes(0), 2 * SLOT as u64).unwrap();
-        let alive = spawn_watchdog(&slots).expect("/bin/sh runs");
+        let alive = spawn_watchdog(&slots, None).expect("/bin/sh runs");
         // The control: while the pipe is open nothing is signalled.
         std::thread::sleep(std::time::Duration::from_millis(300));
         assert!(listed.try_wait().unwrap().is_none());
