@@ -229,6 +229,8 @@ export interface NativeStatus {
   confined: boolean
   stdinOpen: boolean
   logsRemoved?: boolean
+  /** What kernel confinement refused it (absent when nothing was). */
+  confinementNotes?: Array<string>
 }
 
 /** What `awaitBackgroundCommandOutput` resolves to. */

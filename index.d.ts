@@ -185,6 +185,14 @@ export interface BackgroundCommandStatusBase {
   /** Whether it runs under kernel confinement (Landlock + seccomp). */
   confined: boolean
   /**
+   * What kernel confinement refused it so far, one sentence per kind naming
+   * the way out — e.g. "network is off: 3 connection attempts were refused
+   * (…); allow network with the policy's confine.network: true" — so that a
+   * failure reads as confinement, not as a network outage. Absent when
+   * nothing was refused (and for an unconfined command).
+   */
+  confinementNotes?: string[]
+  /**
    * Whether its input takes writes: started with `stdin: "pipe"` or in a
    * terminal, not closed by `end: true` or by the command, and not settled.
    */

@@ -19,7 +19,7 @@ const { createExtraTools } = require('./lib/interactive.js')
 // optional one), which is the key order of the object it would otherwise
 // build itself (src/binding/outputs.rs).
 native.setObjectMakers(
-  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, stdinOpen, logsRemoved) => {
+  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, stdinOpen, logsRemoved, confinementNotes) => {
     const s = { taskId, label, state }
     if (exitCode !== undefined) s.exitCode = exitCode
     if (signal !== undefined) s.signal = signal
@@ -33,6 +33,7 @@ native.setObjectMakers(
     s.confined = confined
     s.stdinOpen = stdinOpen
     if (logsRemoved !== undefined) s.logsRemoved = logsRemoved
+    if (confinementNotes !== undefined) s.confinementNotes = confinementNotes
     return s
   },
   (taskId, argv, startedAt) => ({ taskId, argv, startedAt }),

@@ -104,6 +104,8 @@ pub struct NativeStatus {
     pub confined: bool,
     pub stdin_open: bool,
     pub logs_removed: Option<bool>,
+    /// What kernel confinement refused it (absent when nothing was).
+    pub confinement_notes: Option<Vec<String>>,
 }
 
 impl From<Status> for NativeStatus {
@@ -124,6 +126,7 @@ impl From<Status> for NativeStatus {
             confined: s.confined,
             stdin_open: s.stdin_open,
             logs_removed: s.logs_removed.then_some(true),
+            confinement_notes: (!s.confinement_notes.is_empty()).then_some(s.confinement_notes),
         }
     }
 }
@@ -207,6 +210,7 @@ built_by_maker!(NativeStatus, Shape::Status, {
     c"confined": js(confined),
     c"stdinOpen": js(stdin_open),
     c"logsRemoved": js_opt(logs_removed),
+    c"confinementNotes": js_opt(confinement_notes),
 });
 
 built_by_maker!(NativeArtifactRef, Shape::ArtifactRef, {

@@ -229,6 +229,9 @@ pub struct Record {
     pub hidden: bool,
     /// Whether it runs under kernel confinement (SPEC §8).
     pub confined: bool,
+    /// Confined without network: how many of its sockets the kernel
+    /// refused (counted by the engine's seccomp listener).
+    pub refused_sockets: Option<Arc<std::sync::atomic::AtomicU32>>,
     /// SIGTERM → SIGKILL grace in ms.
     pub kill_grace_ms: f64,
     /// How it is banked.
@@ -297,6 +300,9 @@ pub struct Status {
     pub error: Option<String>,
     /// Whether it runs under kernel confinement.
     pub confined: bool,
+    /// What its confinement refused it, each note naming the way out
+    /// (SPEC §8 "What it was refused"); empty when nothing was.
+    pub confinement_notes: Vec<String>,
     /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
     /// ended, not closed by the command, not settled).
     pub stdin_open: bool,
@@ -506,9 +512,29 @@ impl Record {
             },
             error,
             confined: self.confined,
+            confinement_notes: self.confinement_notes(),
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             logs_removed: removed.is_some(),
         }
+    }
+
+    /// What its confinement refused it so far (see [`Status::confinement_notes`]).
+    pub fn confinement_notes(&self) -> Vec<String> {
+        let refused = self
+            .refused_sockets
+            .as_ref()
+            .map_or(0, |n| n.load(std::sync::atomic::Ordering::Relaxed));
+        if refused == 0 {
+            return Vec::new();
+        }
+        let (attempts, were) = if refused == 1 {
+            ("attempt", "was")
+        } else {
+            ("attempts", "were")
+        };
+        vec![format!(
+            "network is off: {refused} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
+        )]
     }
 
     /// The tail preview: the end of each stream under its heading, ≤ 2000 units in all.
@@ -696,6 +722,7 @@ mod status_race {
             idents: [0, 0],
             hidden: true,
             confined: false,
+            refused_sockets: None,
             kill_grace_ms: 0.0,
             bank: BankMode::BuiltIn,
             streams: [StreamLog::new(), StreamLog::new()],

@@ -117,7 +117,13 @@ fn hand_to_confining_thread(
         input: l.input,
     };
     let grec = rec.clone();
-    let guard: confine::Guard = Box::new(move |spawn| guarded(&grec, spawn));
+    let guard: confine::Guard = Box::new(move |spawn| {
+        let spawned = guarded(&grec, spawn);
+        if let (Ok(child), Some(refused)) = (&spawned, &grec.refused_sockets) {
+            confine::count_refusals(child.pid, refused.clone());
+        }
+        spawned
+    });
     let deliver: confine::Deliver = Box::new(move |r| {
         // Nobody is left to supervise it (the supervisor failed): stop it.
         if let Err(Ok(child)) = tx.send(r) {
