@@ -273,4 +273,33 @@ test('a confined npm fails fast against a registry, and its status says network 
   assert.ok(ms < 15_000, `npm took ${ms} ms: ${err}`)
   assert.equal(st.confinementNotes?.length, 1, err)
   assert.match(st.confinementNotes![0], /^network is off: \d+ connection attempts? (was|were) refused .*confine\.network: true$/)
+
+  // An install fails as fast: offline, from an empty cache.
+  writeFileSync(join(r, 'package.json'), '{"name":"x","version":"1.0.0"}')
+  const t1 = Date.now()
+  const install = await nc.startBackgroundCommand(h, [npm, 'install', 'left-pad'], {
+    cwd: '.',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: r, npm_config_cache: join(r, 'cache') },
+  })
+  const ist = await nc.awaitBackgroundCommand(h, install.taskId)
+  const ierr = (await nc.readBackgroundCommandOutput(h, install.taskId, { stream: 'stderr' })).content
+  assert.notEqual(ist.exitCode, 0, ierr)
+  assert.ok(Date.now() - t1 < 15_000, `npm install took ${Date.now() - t1} ms: ${ierr}`)
+  assert.match(ierr, /ENOTCACHED/)
+})
+
+test('without network npm is told to work offline and not to retry, unless the environment names it; with network it is not', { skip: !NATIVE }, async () => {
+  const r = tempRoot('nlc-npmenv-')
+  const h = {}
+  nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: r, confine: { network: true } })
+  const npmVars = async (confine: nc.Confinement, env?: Record<string, string>) => {
+    const { taskId } = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'env | grep -i "^npm_config_" | sort'], { cwd: '.', confine, env })
+    await nc.awaitBackgroundCommand(h, taskId)
+    return (await nc.readBackgroundCommandOutput(h, taskId, { stream: 'stdout' })).content
+  }
+  assert.equal(await npmVars({ network: true }, { PATH: '/usr/bin:/bin' }), '')
+  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin' }), 'npm_config_fetch_retries=0\nnpm_config_offline=true\n')
+  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin', NPM_CONFIG_OFFLINE: 'false' }), 'NPM_CONFIG_OFFLINE=false\nnpm_config_fetch_retries=0\n')
+  // The host's environment, inherited, gains them too.
+  assert.equal(await npmVars({ network: false }), 'npm_config_fetch_retries=0\nnpm_config_offline=true\n')
 })

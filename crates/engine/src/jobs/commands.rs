@@ -130,6 +130,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     let task_id = registry::task_id(seq);
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
+        // The toolsets' own runs (git) get the environment they name.
+        Some((c, root)) if !c.network && !ctx.hidden => {
+            prepare_confinement(c, root, &argv, without_network_env(opts.env), &ctx.tmpdir)?
+        }
         Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir)?,
     };
     let session = registry::choose_session(
@@ -250,11 +254,6 @@ fn prepare_confinement(
         // `spawn::spawn_piped_own`), off this thread.
         tmp = Some(PrivateTmp::new(dir));
     }
-    let env = if c.network {
-        env
-    } else {
-        without_network_env(env)
-    };
     let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
     let plan = confine::plan(c, root, &exe, tmp.as_ref().map(PrivateTmp::path), &shared);
     Ok((env, Some(plan), tmp))

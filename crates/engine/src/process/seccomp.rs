@@ -523,3 +523,114 @@ pub fn serve(listener: OwnedFd) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The last errno of a raw call, or 0 when it succeeded.
+    fn errno_of(rc: libc::c_long) -> i32 {
+        if rc >= 0 {
+            0
+        } else {
+            io::Error::last_os_error().raw_os_error().unwrap()
+        }
+    }
+
+    /// What each probe gives on the calling thread.
+    fn probes() -> Vec<(&'static str, i32)> {
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let (r, _w) = rustix::pipe::pipe().unwrap();
+        let c = 0u8;
+        let mut n: libc::c_int = 0;
+        // SAFETY: every call below takes integers and pointers to live
+        // locals of the sizes the calls read or write; descriptors the
+        // socket calls return are closed right away.
+        unsafe {
+            let sock = |family: i32| {
+                let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+                errno_of(fd as libc::c_long)
+            };
+            vec![
+                (
+                    "keyctl",
+                    errno_of(libc::syscall(libc::SYS_keyctl, 0, -3i32, 0)),
+                ),
+                (
+                    "tiocsti",
+                    errno_of(libc::ioctl(null.as_raw_fd(), libc::TIOCSTI, &c) as libc::c_long),
+                ),
+                (
+                    "tiocsti-high",
+                    errno_of(libc::syscall(
+                        libc::SYS_ioctl,
+                        null.as_raw_fd(),
+                        libc::TIOCSTI | 1 << 32,
+                        &c,
+                    )),
+                ),
+                (
+                    "fionread",
+                    errno_of(libc::ioctl(r.as_raw_fd(), libc::FIONREAD, &mut n) as libc::c_long),
+                ),
+                ("inet", sock(libc::AF_INET)),
+                ("unix", sock(libc::AF_UNIX)),
+            ]
+        }
+    }
+
+    #[test]
+    fn the_filter_refuses_privileged_calls_and_sockets_and_counts_the_sockets() {
+        // Unfiltered: the keyring answers, a TIOCSTI on a non-terminal is
+        // not a terminal's, a socket of any family is made.
+        let control: Vec<_> = probes();
+        assert_eq!(
+            control,
+            [
+                ("keyctl", 0),
+                ("tiocsti", libc::ENOTTY),
+                ("tiocsti-high", libc::ENOTTY),
+                ("fionread", 0),
+                ("inet", 0),
+                ("unix", 0),
+            ]
+        );
+        let refused = Arc::new(AtomicU32::new(0));
+        let counted = refused.clone();
+        let on_thread = std::thread::spawn(move || {
+            let listener = harden_this_thread(true).unwrap().expect("a listener");
+            std::thread::spawn(move || serve(listener));
+            // SAFETY: gettid takes no arguments.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+            watch(tid, counted);
+            let caps = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+            (probes(), caps)
+        });
+        let (filtered, caps) = on_thread.join().unwrap();
+        assert_eq!(
+            filtered,
+            [
+                ("keyctl", libc::EPERM),
+                ("tiocsti", libc::EPERM),
+                ("tiocsti-high", libc::EPERM),
+                ("fionread", 0),
+                ("inet", REFUSED_SOCKET_ERRNO),
+                ("unix", 0),
+            ]
+        );
+        assert_eq!(refused.load(Ordering::Relaxed), 1);
+        for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+            assert!(
+                caps.contains(&format!("{set}:\t0000000000000000")),
+                "{set}: {caps}"
+            );
+        }
+        assert!(caps.contains("NoNewPrivs:\t1"), "{caps}");
+        // This thread (the host's others) kept what it had.
+        let mine = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        assert!(mine.contains("NoNewPrivs:\t0"), "{mine}");
+    }
+}
