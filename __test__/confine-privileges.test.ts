@@ -286,20 +286,41 @@ test('a confined npm fails fast against a registry, and its status says network 
   assert.notEqual(ist.exitCode, 0, ierr)
   assert.ok(Date.now() - t1 < 15_000, `npm install took ${Date.now() - t1} ms: ${ierr}`)
   assert.match(ierr, /ENOTCACHED/)
+
+  // pnpm too (offline: from its empty store, without a connection attempt).
+  const pnpm = execFileSync('sh', ['-c', 'command -v pnpm || true'], { encoding: 'utf8' }).trim()
+  if (pnpm === '') return
+  nc.setBackgroundCommandPolicy(h, { allowedExecutables: [npm, pnpm], cwdRoot: r, confine: {} })
+  const t2 = Date.now()
+  const add = await nc.startBackgroundCommand(h, [pnpm, 'add', 'left-pad'], {
+    cwd: '.',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: r, XDG_CACHE_HOME: join(r, 'xdg'), npm_config_store_dir: join(r, 'store') },
+  })
+  const ast = await nc.awaitBackgroundCommand(h, add.taskId)
+  const aout = (await nc.readBackgroundCommandOutput(h, add.taskId, { stream: 'stdout' })).content
+  assert.notEqual(ast.exitCode, 0, aout)
+  assert.ok(Date.now() - t2 < 15_000, `pnpm add took ${Date.now() - t2} ms: ${aout}`)
 })
+
+const ALL = 'npm_config_fetch_retries=0\nnpm_config_offline=true\npnpm_config_fetch_retries=0\npnpm_config_offline=true\n'
 
 test('without network npm is told to work offline and not to retry, unless the environment names it; with network it is not', { skip: !NATIVE }, async () => {
   const r = tempRoot('nlc-npmenv-')
   const h = {}
   nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: r, confine: { network: true } })
   const npmVars = async (confine: nc.Confinement, env?: Record<string, string>) => {
-    const { taskId } = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'env | grep -i "^npm_config_" | sort'], { cwd: '.', confine, env })
+    const { taskId } = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'env | grep -i "^p\\?npm_config_" | LC_ALL=C sort'], { cwd: '.', confine, env })
     await nc.awaitBackgroundCommand(h, taskId)
     return (await nc.readBackgroundCommandOutput(h, taskId, { stream: 'stdout' })).content
   }
   assert.equal(await npmVars({ network: true }, { PATH: '/usr/bin:/bin' }), '')
-  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin' }), 'npm_config_fetch_retries=0\nnpm_config_offline=true\n')
-  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin', NPM_CONFIG_OFFLINE: 'false' }), 'NPM_CONFIG_OFFLINE=false\nnpm_config_fetch_retries=0\n')
+  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin' }), ALL)
+  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin', NPM_CONFIG_OFFLINE: 'false' }), 'NPM_CONFIG_OFFLINE=false\nnpm_config_fetch_retries=0\npnpm_config_fetch_retries=0\npnpm_config_offline=true\n')
   // The host's environment, inherited, gains them too.
-  assert.equal(await npmVars({ network: false }), 'npm_config_fetch_retries=0\nnpm_config_offline=true\n')
+  const inherited = (await npmVars({ network: false })).split('\n')
+  for (const line of ALL.trim().split('\n')) {
+    const name = line.split('=')[0]
+    const hosts = Object.keys(process.env).find((k) => k.toLowerCase() === name)
+    assert.ok(inherited.includes(hosts === undefined ? line : `${hosts}=${process.env[hosts]}`), `${line}: ${inherited.join(' ')}`)
+  }
 })

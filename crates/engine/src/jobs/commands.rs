@@ -264,9 +264,11 @@ fn prepare_confinement(
 /// their cache and do not retry. Without it an install's registry lookups
 /// fail (every socket but a unix one is refused) and are retried for
 /// 70 seconds as if the network were down.
-pub const WITHOUT_NETWORK_ENV: [(&str, &str); 2] = [
+pub const WITHOUT_NETWORK_ENV: [(&str, &str); 4] = [
     ("npm_config_offline", "true"),
     ("npm_config_fetch_retries", "0"),
+    ("pnpm_config_offline", "true"),
+    ("pnpm_config_fetch_retries", "0"),
 ];
 
 /// `env` (the host's when `None`) with [`WITHOUT_NETWORK_ENV`] added. A host

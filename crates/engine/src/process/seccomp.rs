@@ -31,9 +31,11 @@ use std::sync::{Arc, Mutex};
 
 /// The errno a confined command's refused `socket()` gets from the
 /// listener: `EACCES`, "permission denied", which is what it is (and what
-/// it got before the listener existed). glibc's resolver, Node and Python
-/// report it at once, without the retries a network-looking error
-/// (`ENETUNREACH`, `EAI_AGAIN`) earns.
+/// it got before the listener existed). No errno would make a name lookup
+/// fail differently — glibc's resolver reports `EAI_AGAIN` whatever
+/// `socket()` said, and npm retries every such error for 70 s — so npm is
+/// told not to retry through its environment instead
+/// ([`crate::commands::WITHOUT_NETWORK_ENV`]).
 pub const REFUSED_SOCKET_ERRNO: i32 = libc::EACCES;
 
 /// The errno of the privileged calls the filter refuses.
@@ -41,7 +43,7 @@ pub const REFUSED_PRIVILEGE_ERRNO: i32 = libc::EPERM;
 
 // Offsets into `struct seccomp_data`: nr (i32), arch (u32), ip (u64),
 // args (u64 × 6). An argument's low 32 bits are at its offset on a
-// little-endian machine, 4 bytes on on a big-endian one.
+// little-endian machine, 4 bytes on a big-endian one.
 const NR: u32 = 0;
 const ARCH: u32 = 4;
 const fn arg_low(i: u32) -> u32 {
