@@ -89,6 +89,7 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
       false,
       false,
       undefined,
+      undefined,
     ])
     assert.deepEqual(
       calls.ref.map((r) => r.slice(0, 3)),
