@@ -161,10 +161,6 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         idents: made.idents,
         hidden: ctx.hidden,
         confined: confine.is_some(),
-        refused_sockets: confine
-            .as_ref()
-            .filter(|p| !p.network)
-            .map(|_| Arc::new(std::sync::atomic::AtomicU32::new(0))),
         kill_grace_ms: policy.kill_grace_ms,
         bank: ctx.bank,
         pgid: AtomicI32::new(0),

@@ -103,6 +103,9 @@ pub struct Live {
     pub refs: Option<Refs>,
     /// Whether a caller looked at it after it settled.
     pub looked_at: bool,
+    /// How many of its sockets its confinement refused (counted by the
+    /// engine's seccomp listener; confined without network only).
+    pub refused_sockets: u32,
     /// Whether the runner or a caller stopped it.
     pub killed: bool,
     /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
@@ -123,6 +126,7 @@ impl Live {
             ended: None,
             refs: None,
             looked_at: false,
+            refused_sockets: 0,
             killed: false,
             follow: [0, 0],
             removed: None,
@@ -229,9 +233,6 @@ pub struct Record {
     pub hidden: bool,
     /// Whether it runs under kernel confinement (SPEC §8).
     pub confined: bool,
-    /// Confined without network: how many of its sockets the kernel
-    /// refused (counted by the engine's seccomp listener).
-    pub refused_sockets: Option<Arc<std::sync::atomic::AtomicU32>>,
     /// SIGTERM → SIGKILL grace in ms.
     pub kill_grace_ms: f64,
     /// How it is banked.
@@ -458,7 +459,7 @@ impl Record {
         let early = Stream::BOTH.map(|s| self.log(s).bytes());
         #[cfg(test)]
         status_race::between_reads(self);
-        let (state, exit_code, signal, error, ended, refs, removed) = {
+        let (state, exit_code, signal, error, ended, refs, removed, refused) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
                 live.looked_at = true;
@@ -471,6 +472,7 @@ impl Record {
                 live.ended,
                 live.refs.clone(),
                 live.removed.clone(),
+                live.refused_sockets,
             )
         };
         let end = if state.is_settled() {
@@ -512,29 +514,10 @@ impl Record {
             },
             error,
             confined: self.confined,
-            confinement_notes: self.confinement_notes(),
+            confinement_notes: confinement_notes(refused),
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             logs_removed: removed.is_some(),
         }
-    }
-
-    /// What its confinement refused it so far (see [`Status::confinement_notes`]).
-    pub fn confinement_notes(&self) -> Vec<String> {
-        let refused = self
-            .refused_sockets
-            .as_ref()
-            .map_or(0, |n| n.load(std::sync::atomic::Ordering::Relaxed));
-        if refused == 0 {
-            return Vec::new();
-        }
-        let (attempts, were) = if refused == 1 {
-            ("attempt", "was")
-        } else {
-            ("attempts", "were")
-        };
-        vec![format!(
-            "network is off: {refused} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
-        )]
     }
 
     /// The tail preview: the end of each stream under its heading, ≤ 2000 units in all.
@@ -647,6 +630,22 @@ pub fn iso_utc(ms: f64) -> String {
     )
 }
 
+/// What a command's confinement refused it (see
+/// [`Status::confinement_notes`]), from the count of refused sockets.
+fn confinement_notes(refused_sockets: u32) -> Vec<String> {
+    if refused_sockets == 0 {
+        return Vec::new();
+    }
+    let (attempts, were) = if refused_sockets == 1 {
+        ("attempt", "was")
+    } else {
+        ("attempts", "were")
+    };
+    vec![format!(
+        "network is off: {refused_sockets} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
+    )]
+}
+
 /// A duration in whole milliseconds.
 pub fn ms(d: Duration) -> f64 {
     d.as_millis() as f64
@@ -722,7 +721,6 @@ mod status_race {
             idents: [0, 0],
             hidden: true,
             confined: false,
-            refused_sockets: None,
             kill_grace_ms: 0.0,
             bank: BankMode::BuiltIn,
             streams: [StreamLog::new(), StreamLog::new()],

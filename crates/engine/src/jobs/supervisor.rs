@@ -102,6 +102,7 @@ fn hand_to_confining_thread(
 ) -> PendingSpawn {
     use crate::process::confine;
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let counted = (!plan.network).then(|| Arc::downgrade(rec));
     let dir = match l.dir.fd.try_clone() {
         Ok(d) => d,
         Err(e) => {
@@ -119,8 +120,17 @@ fn hand_to_confining_thread(
     let grec = rec.clone();
     let guard: confine::Guard = Box::new(move |spawn| {
         let spawned = guarded(&grec, spawn);
-        if let (Ok(child), Some(refused)) = (&spawned, &grec.refused_sockets) {
-            confine::count_refusals(child.pid, refused.clone());
+        if let (Ok(child), Some(rec)) = (&spawned, counted) {
+            // The listener counts into the record while it exists.
+            confine::count_refusals(
+                child.pid,
+                Box::new(move |n| {
+                    if let Some(rec) = rec.upgrade() {
+                        let mut live = rec.live.lock().unwrap_or_else(|e| e.into_inner());
+                        live.refused_sockets = live.refused_sockets.saturating_add(n);
+                    }
+                }),
+            );
         }
         spawned
     });

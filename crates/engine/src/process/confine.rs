@@ -886,14 +886,17 @@ mod imp {
 
 use imp::{kernel_abi, kernel_seccomp};
 
-/// Count the sockets the kernel refuses the confined command led by `pid`
-/// (started without network) in `refused`.
-pub fn count_refusals(pid: i32, refused: std::sync::Arc<std::sync::atomic::AtomicU32>) {
+/// Tell `refused` of the sockets the kernel refuses the confined command led
+/// by `pid` (started without network), as they are refused.
+pub fn count_refusals(pid: i32, refused: Counter) {
     #[cfg(target_os = "linux")]
     super::seccomp::watch(pid, refused);
     #[cfg(not(target_os = "linux"))]
     let _ = (pid, refused);
 }
+
+/// Told how many more sockets a command was refused (see [`count_refusals`]).
+pub type Counter = Box<dyn Fn(u32) + Send + Sync>;
 
 /// A confined command's private temp directory `dir` is removed: a kept
 /// ruleset that granted it may be reused (see the Linux `ruleset_for`).

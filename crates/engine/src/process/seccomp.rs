@@ -26,7 +26,6 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The errno a confined command's refused `socket()` gets from the
@@ -351,12 +350,12 @@ pub fn harden_this_thread(sockets: bool) -> io::Result<Option<OwnedFd>> {
 }
 
 /// A confined command whose refused sockets are counted: its leader's pid
-/// and start time (so a reused pid is never mistaken for it) and its
-/// counter.
+/// and start time (so a reused pid is never mistaken for it) and what to
+/// tell of each.
 struct Watched {
     pid: i32,
     start: u64,
-    refused: Arc<AtomicU32>,
+    refused: Arc<super::confine::Counter>,
 }
 
 /// The commands watched, and the refusals heard for a process group nobody
@@ -381,13 +380,13 @@ const WATCH_ROOM: usize = 256;
 
 /// Count the refused sockets of the confined command led by `pid` (the
 /// leader of its own process group) in `refused`, until it is gone.
-pub fn watch(pid: i32, refused: Arc<AtomicU32>) {
+pub fn watch(pid: i32, refused: super::confine::Counter) {
     let Some(start) = stat(pid).map(|s| s.start) else {
         return;
     };
     let mut w = watch_list().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = w.early.iter().position(|(k, _)| *k == (pid, start)) {
-        refused.fetch_add(w.early.swap_remove(i).1, Ordering::Relaxed);
+        refused(w.early.swap_remove(i).1);
     }
     if w.live.len() >= WATCH_ROOM {
         w.live
@@ -396,7 +395,7 @@ pub fn watch(pid: i32, refused: Arc<AtomicU32>) {
     w.live.push(Watched {
         pid,
         start,
-        refused,
+        refused: Arc::new(refused),
     });
 }
 
@@ -426,7 +425,7 @@ fn stat(pid: i32) -> Option<Stat> {
 /// Where one refusal is counted.
 enum Target {
     /// A watched command's counter.
-    Command(Arc<AtomicU32>),
+    Command(Arc<super::confine::Counter>),
     /// A process group nobody watches yet: (its id, its leader's start time).
     Early((i32, u64)),
 }
@@ -463,7 +462,7 @@ fn resolve(pid: i32) -> Option<Target> {
 fn count(target: Target) {
     let key = match target {
         Target::Command(c) => {
-            c.fetch_add(1, Ordering::Relaxed);
+            c(1);
             return;
         }
         Target::Early(key) => key,
@@ -471,7 +470,7 @@ fn count(target: Target) {
     let mut w = watch_list().lock().unwrap_or_else(|e| e.into_inner());
     // Registered meanwhile: count it there.
     if let Some(x) = w.live.iter().find(|x| (x.pid, x.start) == key) {
-        x.refused.fetch_add(1, Ordering::Relaxed);
+        (x.refused)(1);
         return;
     }
     if let Some(e) = w.early.iter_mut().find(|(k, _)| *k == key) {
@@ -529,6 +528,7 @@ pub fn serve(listener: OwnedFd) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
 
     /// The last errno of a raw call, or 0 when it succeeded.
     fn errno_of(rc: libc::c_long) -> i32 {
@@ -607,7 +607,10 @@ mod tests {
             std::thread::spawn(move || serve(listener));
             // SAFETY: gettid takes no arguments.
             let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
-            watch(tid, counted);
+            watch(
+                tid,
+                Box::new(move |n| _ = counted.fetch_add(n, Ordering::Relaxed)),
+            );
             let caps = std::fs::read_to_string("/proc/thread-self/status").unwrap();
             (probes(), caps)
         });
