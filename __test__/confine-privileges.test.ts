@@ -57,18 +57,18 @@ async function probe(r: string, actions: string[], confine: nc.Confinement | fal
 }
 
 const EMPTY = '0000000000000000'
-const PRIVILEGED = ['caps', 'mknod=block', 'mknod=char', 'mknod=fifo', 'bpf', 'perf', 'add_key']
+const PRIVILEGED = ['caps', 'mknod=block', 'mknod=char', 'mknod=fifo', 'bpf', 'perf', 'add_key', 'mount']
 // In the command's own terminal (its controlling one): TIOCSTI needs no
 // capability there, so only the filter stands between it and the input.
 const TTY = ['tiocsti=,x', 'tiocsti-high=,y', 'tioclinux=']
 
-test('as root: a confined command holds no capabilities and is refused BPF, perf events, keyrings and device nodes', { skip: !NATIVE || !ROOT }, async () => {
+test('as root: a confined command holds no capabilities and is refused BPF, perf events, keyrings, device nodes and mounts', { skip: !NATIVE || !ROOT }, async () => {
   const r = root()
   const control = await probe(r, PRIVILEGED, false)
   assert.match(control.caps, /^CapInh=0{16} CapPrm=0*[1-9a-f][0-9a-f]* CapEff=0*[1-9a-f][0-9a-f]* CapBnd=0*[1-9a-f][0-9a-f]* CapAmb=0{16} NoNewPrivs=0$/)
   assert.deepEqual(
     { ...control, caps: undefined },
-    { caps: undefined, 'mknod-block': 'ok', 'mknod-char': 'ok', 'mknod-fifo': 'ok', bpf: 'ok', perf: 'ok', add_key: 'ok' },
+    { caps: undefined, 'mknod-block': 'ok', 'mknod-char': 'ok', 'mknod-fifo': 'ok', bpf: 'ok', perf: 'ok', add_key: 'ok', mount: 'ok' },
   )
   const confined = await probe(r, PRIVILEGED, {})
   assert.deepEqual(confined, {
@@ -80,6 +80,8 @@ test('as root: a confined command holds no capabilities and is refused BPF, perf
     bpf: 'EPERM',
     perf: 'EPERM',
     add_key: 'EPERM',
+    // Landlock refuses every mount (and no capability is left to mount with).
+    mount: 'EPERM',
   })
   // The probe removes what it made.
   assert.deepEqual(readdirSync(r), ['privileged.py'])
