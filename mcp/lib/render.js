@@ -44,6 +44,7 @@ function status(s) {
   lines.push(`stdout ${s.stdoutBytes ?? '?'} bytes, stderr ${s.stderrBytes ?? '?'} bytes.`)
   if (s.stdinOpen === true) lines.push('Its input is open (command_input writes to it).')
   if (s.error) lines.push(`Note: ${s.error}`)
+  for (const note of s.confinementNotes ?? []) lines.push(`Confinement: ${note}`)
   if (s.waitMatched === true) lines.push(`The awaited text appeared: ${s.waitLine ?? ''}`)
   else if (s.waitMatched === false) lines.push('The awaited text has not appeared.')
   if (s.tailPreview) lines.push(s.tailPreview)
