@@ -1,11 +1,12 @@
 //! Kernel confinement at spawn time (SPEC §8): what this kernel can enforce,
 //! the rules one confined start applies, and the confined spawn itself.
 //!
-//! Theory of operation: a short-lived thread sets `no_new_privs`, restricts
-//! itself with a Landlock ruleset (files, TCP, signal and abstract-socket
-//! scopes) — without network it descends from the filtered spawner thread
-//! and so already carries a seccomp filter that refuses every socket family
-//! but `AF_UNIX` — then it calls the ordinary [`spawn`](super::spawn)
+//! Theory of operation: a short-lived thread restricts itself with a
+//! Landlock ruleset (files, TCP, signal and abstract-socket scopes) — it
+//! descends from one of the hardened spawner threads and so already holds
+//! no capabilities and carries `no_new_privs` and the seccomp filter
+//! ([`super::seccomp`]: privileged calls, and without network every socket
+//! family but `AF_UNIX`) — then it calls the ordinary [`spawn`](super::spawn)
 //! (posix_spawn: no fork of the host, no `pre_exec`) and ends. The child
 //! inherits the thread's Landlock domain, its seccomp filter and
 //! `no_new_privs`, and so does everything the child starts, also after
@@ -17,8 +18,8 @@
 //! and reused — the fixed system trees and device nodes as they are, every
 //! other path checked per start by one `stat` against the inode held — so a
 //! start only creates its ruleset, adds the rules and restricts itself; the
-//! seccomp filter is compiled and attached once, to the spawner thread; and
-//! that spawner keeps one spare thread waiting, so the thread a start
+//! seccomp filter is compiled and attached once, to each spawner thread; and
+//! each spawner keeps one spare thread waiting, so the thread a start
 //! restricts already exists when the start arrives (the spawner makes the
 //! next one off the start's path). Every command still gets a Landlock domain
 //! of its own: a domain is never shared between two commands.
