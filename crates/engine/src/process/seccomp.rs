@@ -600,6 +600,13 @@ mod tests {
                 ("unix", 0),
             ]
         );
+        // qemu-user (NLC_TEST_QEMU=1) does not pass seccomp filters on to
+        // the kernel (they would filter the emulator's own calls): there the
+        // engine refuses every confined start before this module, which the
+        // suites check (Landlock is hidden too).
+        if std::env::var_os("NLC_TEST_QEMU").is_some_and(|v| v == "1") {
+            return;
+        }
         let refused = Arc::new(AtomicU32::new(0));
         let counted = refused.clone();
         let on_thread = std::thread::spawn(move || {
