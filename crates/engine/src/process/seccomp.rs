@@ -505,9 +505,16 @@ pub fn serve(listener: OwnedFd) {
                 _ => return,
             }
         }
-        // Who asked is read while the call is held (the pid cannot be
-        // reused before it is answered), the answer sent, then counted.
+        // Who asked is read while the call is held (ID_VALID after the
+        // read: the caller was still there, so its pid was still its own),
+        // and counted before it is answered, so that a status read once
+        // the command has seen the refusal already counts it.
         let who = resolve(n.pid as i32);
+        // SAFETY: ID_VALID reads the u64 id, a live local.
+        let valid = unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) } == 0;
+        if let (true, Some(target)) = (valid, who) {
+            count(target);
+        }
         let resp = libc::seccomp_notif_resp {
             id: n.id,
             val: 0,
@@ -516,12 +523,7 @@ pub fn serve(listener: OwnedFd) {
         };
         // SAFETY: SEND reads `resp`, live and of the encoded size. A caller
         // killed meanwhile makes it fail with ENOENT, which is fine.
-        let sent = unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
-        if sent == 0 {
-            if let Some(target) = who {
-                count(target);
-            }
-        }
+        unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
     }
 }
 
