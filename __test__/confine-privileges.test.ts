@@ -175,6 +175,8 @@ const { readlinkSync } = require('node:fs')
   )
   const session = `p${process.pid}`
   tmux('new-session', '-d', '-s', session, '-x', '200', '-y', '50', '/bin/bash', '--norc', '--noprofile')
+  // kill-server leaves the server's socket file behind: removed too.
+  const socket = tmux('display-message', '-p', '-t', session, '#{socket_path}').trim()
   try {
     tmux('send-keys', '-t', session, `${NODE} ${hostScript}; touch ${done}`, 'Enter')
     const deadline = Date.now() + 30_000
@@ -190,6 +192,7 @@ const { readlinkSync } = require('node:fs')
     return { ran: existsSync(marker), pane: tmux('capture-pane', '-p', '-t', session) }
   } finally {
     tmux('kill-server')
+    rmSync(socket, { force: true })
     rmSync(r, { recursive: true, force: true })
   }
 }
