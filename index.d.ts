@@ -50,7 +50,12 @@ export interface Confinement {
   read?: 'system' | 'all' | string[]
   /** Extra trees to read and execute, e.g. a toolchain under $HOME (~/.rustup, ~/.nvm). @default [] */
   exec?: string[]
-  /** Whether it may use the network. `false`: no TCP connect/bind, no UDP, no socket but AF_UNIX. @default false */
+  /**
+   * Whether it may use the network. `false`: no TCP connect/bind, no UDP, no socket but AF_UNIX; each refused
+   * socket fails at once (EACCES) and is counted in `status.confinementNotes`, and the command's environment gains
+   * `npm_config_offline`/`pnpm_config_offline=true` and `npm_config_fetch_retries`/`pnpm_config_fetch_retries=0`
+   * unless it names them. @default false
+   */
   network?: boolean
   /** `"private"`: a fresh TMPDIR/TMP/TEMP per command, removed when it settles; `"shared"`: os.tmpdir() is writable instead. @default "private" */
   tmp?: 'private' | 'shared'
