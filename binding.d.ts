@@ -231,6 +231,8 @@ export interface NativeStatus {
   containment: 'tree' | 'group'
   stdinOpen: boolean
   logsRemoved?: boolean
+  /** What kernel confinement refused it (absent when nothing was). */
+  confinementNotes?: Array<string>
 }
 
 /** What `awaitBackgroundCommandOutput` resolves to. */

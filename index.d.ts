@@ -52,7 +52,12 @@ export interface Confinement {
   read?: 'system' | 'all' | string[]
   /** Extra trees to read and execute, e.g. a toolchain under $HOME (~/.rustup, ~/.nvm). @default [] */
   exec?: string[]
-  /** Whether it may use the network. `false`: no TCP connect/bind, no UDP, no socket but AF_UNIX. @default false */
+  /**
+   * Whether it may use the network. `false`: no TCP connect/bind, no UDP, no socket but AF_UNIX; each refused
+   * socket fails at once (EACCES) and is counted in `status.confinementNotes`, and the command's environment gains
+   * `npm_config_offline`/`pnpm_config_offline=true` and `npm_config_fetch_retries`/`pnpm_config_fetch_retries=0`
+   * unless it names them. @default false
+   */
   network?: boolean
   /** `"private"`: a fresh TMPDIR/TMP/TEMP per command, removed when it settles; `"shared"`: os.tmpdir() is writable instead. @default "private" */
   tmp?: 'private' | 'shared'
@@ -205,6 +210,14 @@ export interface BackgroundCommandStatusBase {
    * left it survives the command (a non-root host without delegation, macOS).
    */
   containment: BackgroundCommandContainment
+  /**
+   * What kernel confinement refused it so far, one sentence per kind naming
+   * the way out — e.g. "network is off: 3 connection attempts were refused
+   * (…); allow network with the policy's confine.network: true" — so that a
+   * failure reads as confinement, not as a network outage. Absent when
+   * nothing was refused (and for an unconfined command).
+   */
+  confinementNotes?: string[]
   /**
    * Whether its input takes writes: started with `stdin: "pipe"` or in a
    * terminal, not closed by `end: true` or by the command, and not settled.

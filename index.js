@@ -19,7 +19,7 @@ const { createExtraTools } = require('./lib/interactive.js')
 // optional one), which is the key order of the object it would otherwise
 // build itself (src/binding/outputs.rs).
 native.setObjectMakers(
-  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, containment, stdinOpen, waitingForInput, logsRemoved) => {
+  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, containment, stdinOpen, waitingForInput, logsRemoved, confinementNotes) => {
     const s = { taskId, label, state }
     if (exitCode !== undefined) s.exitCode = exitCode
     if (signal !== undefined) s.signal = signal
@@ -35,6 +35,7 @@ native.setObjectMakers(
     s.stdinOpen = stdinOpen
     if (waitingForInput !== undefined) s.waitingForInput = waitingForInput
     if (logsRemoved !== undefined) s.logsRemoved = logsRemoved
+    if (confinementNotes !== undefined) s.confinementNotes = confinementNotes
     return s
   },
   (taskId, argv, startedAt) => ({ taskId, argv, startedAt }),

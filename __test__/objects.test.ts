@@ -91,6 +91,7 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
       false,
       m.waitingForInput,
       undefined,
+      undefined,
     ])
     assert.deepEqual(
       calls.ref.map((r) => r.slice(0, 3)),

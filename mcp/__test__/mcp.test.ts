@@ -548,7 +548,7 @@ describe('neurolink-commands-mcp over stdio', () => {
     }
     // With confinement in the library, a confined command cannot write outside its write trees.
     const outsideDir = root()
-    const s = await connect(['--root', r, '--allow', SH, '--confine'])
+    const s = await connect(['--root', r, '--allow', SH, '--allow', process.execPath, '--confine'])
     const inside = ok(await call(s, 'run_command_bg', { argv: [SH, '-c', 'echo x > inside.txt'] }))
     const a = ok(await call(s, 'command_status', { taskId: inside.taskId, waitMs: 20_000 }))
     assert.equal(a.exitCode, 0)
@@ -557,5 +557,11 @@ describe('neurolink-commands-mcp over stdio', () => {
     const b = ok(await call(s, 'command_status', { taskId: out.taskId, waitMs: 20_000 }))
     assert.notEqual(b.exitCode, 0)
     assert.ok(!existsSync(join(outsideDir, 'out.txt')))
+    // A refused connection is named, in the status and in its text.
+    const net = ok(await call(s, 'run_command_bg', { argv: [process.execPath, '-e', "require('node:net').connect(9, '127.0.0.1').on('error', (e) => console.log(e.code))"] }))
+    const n = await call(s, 'command_status', { taskId: net.taskId, waitMs: 20_000 })
+    const note = "network is off: 1 connection attempt was refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
+    assert.deepEqual(ok(n).confinementNotes, [note])
+    assert.ok(text(n).includes(`Confinement: ${note}`), text(n))
   })
 })

@@ -45,6 +45,7 @@ function status(s) {
   if (s.stdinOpen === true) lines.push('Its input is open (command_input writes to it).')
   if (s.waitingForInput === true) lines.push(s.hint ?? 'It is waiting for input: send it with command_input.')
   if (s.error) lines.push(`Note: ${s.error}`)
+  for (const note of s.confinementNotes ?? []) lines.push(`Confinement: ${note}`)
   if (s.waitMatched === true) lines.push(`The awaited text appeared: ${s.waitLine ?? ''}`)
   else if (s.waitMatched === false) lines.push('The awaited text has not appeared.')
   if (s.tailPreview) lines.push(s.tailPreview)

@@ -107,6 +107,8 @@ pub struct NativeStatus {
     pub stdin_open: bool,
     pub waiting_for_input: Option<bool>,
     pub logs_removed: Option<bool>,
+    /// What kernel confinement refused it (absent when nothing was).
+    pub confinement_notes: Option<Vec<String>>,
 }
 
 impl From<Status> for NativeStatus {
@@ -129,6 +131,7 @@ impl From<Status> for NativeStatus {
             stdin_open: s.stdin_open,
             waiting_for_input: s.waiting_for_input,
             logs_removed: s.logs_removed.then_some(true),
+            confinement_notes: (!s.confinement_notes.is_empty()).then_some(s.confinement_notes),
         }
     }
 }
@@ -214,6 +217,7 @@ built_by_maker!(NativeStatus, Shape::Status, {
     c"stdinOpen": js(stdin_open),
     c"waitingForInput": js_opt(waiting_for_input),
     c"logsRemoved": js_opt(logs_removed),
+    c"confinementNotes": js_opt(confinement_notes),
 });
 
 built_by_maker!(NativeArtifactRef, Shape::ArtifactRef, {

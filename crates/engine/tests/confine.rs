@@ -193,13 +193,17 @@ async fn no_network_tcp_nor_udp() {
     let (n, _) = udp.recv_from(&mut buf).unwrap();
     assert_eq!(&buf[..n], b"dgram\n");
 
+    assert_eq!(st.confinement_notes, Vec::<String>::new());
+    let one_refused = vec!["network is off: 1 connection attempt was refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true".to_string()];
     let (st, out) = f.bash(&tcp_script, default_confine()).await;
     assert_eq!(st.exit_code, Some(1), "{out}");
     assert!(out.contains("Permission denied"), "{out}");
+    assert_eq!(st.confinement_notes, one_refused);
     let (st, out) = f.bash(&udp_script, default_confine()).await;
     assert_eq!(st.exit_code, Some(1), "{out}");
     assert!(out.contains("Permission denied"), "{out}");
     assert!(udp.recv_from(&mut buf).is_err(), "no datagram arrived");
+    assert_eq!(st.confinement_notes, one_refused);
 
     // network: true under a policy that allows it.
     let open = ConfinementInput {
@@ -209,6 +213,7 @@ async fn no_network_tcp_nor_udp() {
     let (st, out) = f.bash(&tcp_script, Some(open)).await;
     assert_eq!((st.exit_code, out.as_str()), (Some(0), "connected\n"));
     assert!(st.confined);
+    assert_eq!(st.confinement_notes, Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -135,6 +135,10 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     let task_id = registry::task_id(seq);
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
+        // The toolsets' own runs (git) get the environment they name.
+        Some((c, root)) if !c.network && !ctx.hidden => {
+            prepare_confinement(c, root, &argv, without_network_env(opts.env), &ctx.tmpdir)?
+        }
         Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir)?,
     };
     let session = registry::choose_session(
@@ -262,6 +266,42 @@ fn prepare_confinement(
     let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
     let plan = confine::plan(c, root, &exe, tmp.as_ref().map(PrivateTmp::path), &shared);
     Ok((env, Some(plan), tmp))
+}
+
+/// What a command confined without network is told besides its
+/// environment, unless that names it (in any case): npm and pnpm work from
+/// their cache and do not retry. Without it an install's registry lookups
+/// fail (every socket but a unix one is refused) and are retried for
+/// 70 seconds as if the network were down.
+pub const WITHOUT_NETWORK_ENV: [(&str, &str); 4] = [
+    ("npm_config_offline", "true"),
+    ("npm_config_fetch_retries", "0"),
+    ("pnpm_config_offline", "true"),
+    ("pnpm_config_fetch_retries", "0"),
+];
+
+/// `env` (the host's when `None`) with [`WITHOUT_NETWORK_ENV`] added. A host
+/// environment that is not all UTF-8 is inherited as it is.
+fn without_network_env(env: Option<Vec<(String, String)>>) -> Option<Vec<(String, String)>> {
+    let mut vars = match env {
+        Some(e) => e,
+        None => {
+            let mut host = Vec::new();
+            for (k, v) in std::env::vars_os() {
+                match (k.into_string(), v.into_string()) {
+                    (Ok(k), Ok(v)) => host.push((k, v)),
+                    _ => return None,
+                }
+            }
+            host
+        }
+    };
+    for (name, value) in WITHOUT_NETWORK_ENV {
+        if !vars.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+            vars.push((name.to_string(), value.to_string()));
+        }
+    }
+    Some(vars)
 }
 
 /// The task counter of this start, the trusted base and the task directory

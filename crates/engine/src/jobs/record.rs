@@ -103,6 +103,9 @@ pub struct Live {
     pub refs: Option<Refs>,
     /// Whether a caller looked at it after it settled.
     pub looked_at: bool,
+    /// How many of its sockets its confinement refused (counted by the
+    /// engine's seccomp listener; confined without network only).
+    pub refused_sockets: u32,
     /// Whether the runner or a caller stopped it.
     pub killed: bool,
     /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
@@ -123,6 +126,7 @@ impl Live {
             ended: None,
             refs: None,
             looked_at: false,
+            refused_sockets: 0,
             killed: false,
             follow: [0, 0],
             removed: None,
@@ -312,6 +316,9 @@ pub struct Status {
     pub confined: bool,
     /// How much of its tree the runner reaches.
     pub containment: crate::process::Containment,
+    /// What its confinement refused it, each note naming the way out
+    /// (SPEC §8 "What it was refused"); empty when nothing was.
+    pub confinement_notes: Vec<String>,
     /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
     /// ended, not closed by the command, not settled).
     pub stdin_open: bool,
@@ -470,7 +477,7 @@ impl Record {
         let early = Stream::BOTH.map(|s| self.log(s).bytes());
         #[cfg(test)]
         status_race::between_reads(self);
-        let (state, exit_code, signal, error, ended, refs, removed) = {
+        let (state, exit_code, signal, error, ended, refs, removed, refused) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
                 live.looked_at = true;
@@ -483,6 +490,7 @@ impl Record {
                 live.ended,
                 live.refs.clone(),
                 live.removed.clone(),
+                live.refused_sockets,
             )
         };
         let end = if state.is_settled() {
@@ -525,6 +533,7 @@ impl Record {
             error,
             confined: self.confined,
             containment: self.containment,
+            confinement_notes: confinement_notes(refused),
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
@@ -675,6 +684,22 @@ pub fn iso_utc(ms: f64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// What a command's confinement refused it (see
+/// [`Status::confinement_notes`]), from the count of refused sockets.
+fn confinement_notes(refused_sockets: u32) -> Vec<String> {
+    if refused_sockets == 0 {
+        return Vec::new();
+    }
+    let (attempts, were) = if refused_sockets == 1 {
+        ("attempt", "was")
+    } else {
+        ("attempts", "were")
+    };
+    vec![format!(
+        "network is off: {refused_sockets} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
+    )]
 }
 
 /// A duration in whole milliseconds.

@@ -119,6 +119,7 @@ fn hand_to_confining_thread(
 ) -> PendingSpawn {
     use crate::process::confine;
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let counted = (!plan.network).then(|| Arc::downgrade(rec));
     let dir = match l.dir.fd.try_clone() {
         Ok(d) => d,
         Err(e) => {
@@ -144,7 +145,22 @@ fn hand_to_confining_thread(
         cgroup,
     };
     let grec = rec.clone();
-    let guard: confine::Guard = Box::new(move |spawn| guarded(&grec, spawn));
+    let guard: confine::Guard = Box::new(move |spawn| {
+        let spawned = guarded(&grec, spawn);
+        if let (Ok(child), Some(rec)) = (&spawned, counted) {
+            // The listener counts into the record while it exists.
+            confine::count_refusals(
+                child.pid,
+                Box::new(move |n| {
+                    if let Some(rec) = rec.upgrade() {
+                        let mut live = rec.live.lock().unwrap_or_else(|e| e.into_inner());
+                        live.refused_sockets = live.refused_sockets.saturating_add(n);
+                    }
+                }),
+            );
+        }
+        spawned
+    });
     let drec = rec.clone();
     let deliver: confine::Deliver = Box::new(move |r| {
         // Nobody is left to supervise it (the supervisor failed): stop it.

@@ -1,11 +1,12 @@
 //! Kernel confinement at spawn time (SPEC §8): what this kernel can enforce,
 //! the rules one confined start applies, and the confined spawn itself.
 //!
-//! Theory of operation: a short-lived thread sets `no_new_privs`, restricts
-//! itself with a Landlock ruleset (files, TCP, signal and abstract-socket
-//! scopes) — without network it descends from the filtered spawner thread
-//! and so already carries a seccomp filter that refuses every socket family
-//! but `AF_UNIX` — then it calls the ordinary [`spawn`](super::spawn)
+//! Theory of operation: a short-lived thread restricts itself with a
+//! Landlock ruleset (files, TCP, signal and abstract-socket scopes) — it
+//! descends from one of the hardened spawner threads and so already holds
+//! no capabilities and carries `no_new_privs` and the seccomp filter
+//! ([`super::seccomp`]: privileged calls, and without network every socket
+//! family but `AF_UNIX`) — then it calls the ordinary [`spawn`](super::spawn)
 //! (posix_spawn: no fork of the host, no `pre_exec`) and ends. The child
 //! inherits the thread's Landlock domain, its seccomp filter and
 //! `no_new_privs`, and so does everything the child starts, also after
@@ -17,8 +18,8 @@
 //! and reused — the fixed system trees and device nodes as they are, every
 //! other path checked per start by one `stat` against the inode held — so a
 //! start only creates its ruleset, adds the rules and restricts itself; the
-//! seccomp filter is compiled and attached once, to the spawner thread; and
-//! that spawner keeps one spare thread waiting, so the thread a start
+//! seccomp filter is compiled and attached once, to each spawner thread; and
+//! each spawner keeps one spare thread waiting, so the thread a start
 //! restricts already exists when the start arrives (the spawner makes the
 //! next one off the start's path). Every command still gets a Landlock domain
 //! of its own: a domain is never shared between two commands.
@@ -97,10 +98,14 @@ pub fn missing(network: bool) -> Option<String> {
             }
         ));
     }
-    if !network && !s.seccomp {
+    if !s.seccomp {
         lacks.push(
-            "seccomp filters (to refuse UDP and non-unix sockets under network: false) are not available"
-                .to_string(),
+            if network {
+                "seccomp filters (to refuse BPF, perf events, keyrings, device nodes and terminal input injection) are not available"
+            } else {
+                "seccomp filters (to refuse BPF, perf events, keyrings, device nodes, terminal input injection, and UDP and non-unix sockets under network: false) are not available"
+            }
+            .to_string(),
         );
     }
     (!lacks.is_empty()).then(|| lacks.join("; "))
@@ -213,29 +218,19 @@ pub type Deliver = Box<dyn FnOnce(std::io::Result<Spawned>) + Send>;
 /// hop between threads a confined start adds runs in parallel with the
 /// supervisor's own start.
 ///
-/// Without network, the short-lived thread is started by the engine's
-/// filtered spawner thread, which carries the socket filter (and
-/// `no_new_privs`) and runs nothing else: threads inherit its filter by
-/// reference, so no filter is compiled and attached per command (attaching
-/// one costs about a millisecond, most of it the kernel preparing and later
-/// freeing the program).
+/// The short-lived thread is started by one of the engine's two hardened
+/// spawner threads (one for starts with network, one without: see
+/// [`super::seccomp`]), which hold no capabilities, carry `no_new_privs`
+/// and the seccomp filter, and run nothing else: threads inherit the
+/// filter by reference, so no filter is compiled and attached per command
+/// (attaching one costs about a millisecond, most of it the kernel
+/// preparing and later freeing the program).
 pub fn spawn_detached(start: Start, guard: Guard, deliver: Deliver) {
-    let job = Box::new(Job {
+    imp::hand_over(Box::new(Job {
         start,
         guard,
         deliver,
-    });
-    if job.start.plan.network {
-        let made = std::thread::Builder::new()
-            .name("nlc-confine".into())
-            .stack_size(CONFINING_STACK)
-            .spawn(move || job.run());
-        // A thread that could not be made dropped its job, and with it
-        // `deliver`: the supervisor hears its channel close.
-        drop(made);
-        return;
-    }
-    imp::hand_over(job);
+    }));
 }
 
 /// The private temp directory made ahead of time for the next confined
@@ -350,11 +345,7 @@ impl Job {
         };
         let result = guard(&mut spawn);
         deliver(result);
-        if !start.plan.network {
-            imp::want_spare(tmp_base(&start.plan));
-        } else if let Some(base) = tmp_base(&start.plan) {
-            premake_private_tmp(&base);
-        }
+        imp::want_spare(start.plan.network, tmp_base(&start.plan));
     }
 }
 
@@ -413,49 +404,6 @@ mod imp {
 
     fn ll(e: impl std::fmt::Display) -> io::Error {
         io::Error::other(format!("confinement could not be applied: {e}"))
-    }
-
-    /// The socket filter: every `socket()` whose family is not `AF_UNIX`, and
-    /// `io_uring_setup` (io_uring can create sockets too), fail with EACCES.
-    fn socket_filter() -> io::Result<&'static seccompiler::BpfProgram> {
-        static F: OnceLock<Result<seccompiler::BpfProgram, String>> = OnceLock::new();
-        F.get_or_init(|| {
-            use seccompiler::{
-                SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-                SeccompRule,
-            };
-            let arch: seccompiler::TargetArch = std::env::consts::ARCH
-                .try_into()
-                .map_err(|e| format!("{e:?}"))?;
-            let not_unix = SeccompRule::new(vec![SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Ne,
-                libc::AF_UNIX as u64,
-            )
-            .map_err(|e| e.to_string())?])
-            .map_err(|e| e.to_string())?;
-            let mut rules = std::collections::BTreeMap::new();
-            rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
-            rules.insert(libc::SYS_io_uring_setup, vec![]);
-            // The x32 entry points share x86_64's audit arch: close them too.
-            #[cfg(target_arch = "x86_64")]
-            {
-                const X32: i64 = 0x4000_0000;
-                rules.insert(X32 | libc::SYS_socket, vec![not_unix]);
-                rules.insert(X32 | libc::SYS_io_uring_setup, vec![]);
-            }
-            let filter = SeccompFilter::new(
-                rules,
-                SeccompAction::Allow,
-                SeccompAction::Errno(libc::EACCES as u32),
-                arch,
-            )
-            .map_err(|e| e.to_string())?;
-            seccompiler::BpfProgram::try_from(filter).map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| io::Error::other(format!("the socket filter could not be built: {e}")))
     }
 
     /// A path a rule names, opened (`O_PATH`, following symlinks as a path
@@ -727,23 +675,24 @@ mod imp {
         if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
             return Err(ll(format!("the kernel enforced it only as {status:?}")));
         }
-        // Without network the calling thread descends from the filtered
-        // spawner and already carries the socket filter; check it does.
-        if !plan.network && !filtered() {
-            return Err(ll("the socket filter is missing on the spawning thread"));
+        // The calling thread descends from a hardened spawner and already
+        // carries its filter and dropped capabilities; check it does.
+        if !hardened() {
+            return Err(ll("the seccomp filter is missing on the spawning thread"));
         }
         Ok(())
     }
 
     thread_local! {
-        static FILTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        static HARDENED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    fn filtered() -> bool {
-        FILTERED.with(|f| f.get())
+    /// Whether the calling thread descends from a hardened spawner.
+    fn hardened() -> bool {
+        HARDENED.with(|f| f.get())
     }
 
-    /// What the filtered spawner thread is asked to do.
+    /// What a hardened spawner thread is asked to do.
     enum Ask {
         /// Run this job on a thread of its own (no spare was waiting).
         Run(Box<super::Job>),
@@ -752,20 +701,24 @@ mod imp {
         Spare(Option<PathBuf>),
     }
 
-    type Spawner = Mutex<std::sync::mpsc::Sender<Ask>>;
-
-    /// The spare: a thread of the filtered spawner (so carrying its filter
-    /// and `no_new_privs`) waiting for one job.
-    fn spare() -> &'static Mutex<Option<SyncSender<Box<super::Job>>>> {
-        static S: Mutex<Option<SyncSender<Box<super::Job>>>> = Mutex::new(None);
-        &S
+    /// A hardened spawner: a thread without capabilities, with
+    /// `no_new_privs` and the seccomp filter (the socket rules too when it
+    /// serves starts without network), that makes the threads (inheriting
+    /// all of it) which apply a job's Landlock ruleset and spawn: one per
+    /// job, one spare kept waiting.
+    struct Spawner {
+        asks: Mutex<std::sync::mpsc::Sender<Ask>>,
+        /// The spare thread waiting for one job.
+        spare: Arc<SpareSlot>,
     }
 
-    /// Give `job` to the waiting spare thread, else to the spawner (which
-    /// makes a thread for it). When neither can take it, the job is
-    /// answered with the spawner's error.
+    type SpareSlot = Mutex<Option<SyncSender<Box<super::Job>>>>;
+
+    /// Give `job` to its spawner's waiting spare thread, else to the
+    /// spawner (which makes a thread for it). When neither can take it, the
+    /// job is answered with the spawner's error.
     pub fn hand_over(job: Box<super::Job>) {
-        let spawner = match filtered_spawner() {
+        let spawner = match spawner(job.start.plan.network) {
             Ok(s) => s,
             Err(e) => {
                 let super::Job { deliver, .. } = *job;
@@ -773,7 +726,11 @@ mod imp {
                 return;
             }
         };
-        let waiting = spare().lock().unwrap_or_else(|e| e.into_inner()).take();
+        let waiting = spawner
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         let job = match waiting {
             Some(tx) => match tx.send(job) {
                 Ok(()) => return,
@@ -783,30 +740,32 @@ mod imp {
             None => job,
         };
         let sent = spawner
+            .asks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(Ask::Run(job));
         if let Err(std::sync::mpsc::SendError(Ask::Run(job))) = sent {
             let super::Job { deliver, .. } = *job;
-            deliver(Err(io::Error::other("the filtered spawner thread is gone")));
+            deliver(Err(io::Error::other("the hardened spawner thread is gone")));
         }
     }
 
-    /// Ask the spawner for the next spare thread. Called once a job's
-    /// process is spawned, so making the thread does not compete with the
-    /// spawn for the machine's cores.
-    pub fn want_spare(tmp_base: Option<PathBuf>) {
-        if let Ok(spawner) = filtered_spawner() {
+    /// Ask the spawner of `network` starts for the next spare thread.
+    /// Called once a job's process is spawned, so making the thread does not
+    /// compete with the spawn for the machine's cores.
+    pub fn want_spare(network: bool, tmp_base: Option<PathBuf>) {
+        if let Ok(spawner) = spawner(network) {
             let _ = spawner
+                .asks
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .send(Ask::Spare(tmp_base));
         }
     }
 
-    /// Start a thread of the filtered spawner (called on it) that runs one
+    /// Start a thread of a hardened spawner (called on it) that runs one
     /// job: the given one, or, as the spare, the one handed to it later.
-    fn confining_thread(job: Option<Box<super::Job>>) {
+    fn confining_thread(job: Option<Box<super::Job>>, spare: &SpareSlot) {
         let (spare_tx, spare_rx) = match job {
             Some(_) => (None, None),
             None => {
@@ -818,7 +777,7 @@ mod imp {
             .name("nlc-confine".into())
             .stack_size(super::CONFINING_STACK)
             .spawn(move || {
-                FILTERED.with(|f| f.set(true));
+                HARDENED.with(|f| f.set(true));
                 let job = match (job, spare_rx) {
                     (Some(job), _) => job,
                     (None, Some(rx)) => match rx.recv() {
@@ -835,26 +794,29 @@ mod imp {
         // created is not offered.
         if made.is_ok() {
             if let Some(tx) = spare_tx {
-                *spare().lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+                *spare.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
             }
         }
     }
 
-    /// The filtered spawner thread: `no_new_privs` and the socket filter on
-    /// itself, then the threads (inheriting both) that apply a job's
-    /// Landlock ruleset and spawn: one per job, one spare kept waiting.
-    fn filtered_spawner() -> io::Result<&'static Spawner> {
-        static S: OnceLock<Result<Spawner, String>> = OnceLock::new();
-        S.get_or_init(|| {
+    /// The hardened spawner of starts with network or without, made on
+    /// first use (see [`Spawner`] and [`crate::process::seccomp`]). The
+    /// listener of the socket rules gets a thread of its own, made here,
+    /// outside the filter.
+    fn spawner(network: bool) -> io::Result<&'static Spawner> {
+        static WITH: OnceLock<Result<Spawner, String>> = OnceLock::new();
+        static WITHOUT: OnceLock<Result<Spawner, String>> = OnceLock::new();
+        let cell = if network { &WITH } else { &WITHOUT };
+        cell.get_or_init(|| {
             let (tx, rx) = std::sync::mpsc::channel::<Ask>();
-            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<Result<(), String>>(1);
+            type Ready = Result<Option<OwnedFd>, String>;
+            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<Ready>(1);
+            let spare = Arc::new(SpareSlot::new(None));
+            let slot = spare.clone();
             std::thread::Builder::new()
-                .name("nlc-filtered-spawner".into())
+                .name("nlc-hardened-spawner".into())
                 .spawn(move || {
-                    let setup = (|| -> io::Result<()> {
-                        rustix::thread::set_no_new_privs(true)?;
-                        install_filter(socket_filter()?)
-                    })();
+                    let setup = crate::process::seccomp::harden_this_thread(!network);
                     let ok = setup.is_ok();
                     let _ = ready_tx.send(setup.map_err(|e| e.to_string()));
                     if !ok {
@@ -862,12 +824,12 @@ mod imp {
                     }
                     for ask in rx {
                         match ask {
-                            Ask::Run(job) => confining_thread(Some(job)),
+                            Ask::Run(job) => confining_thread(Some(job), &slot),
                             Ask::Spare(base) => {
                                 let none_waiting =
-                                    spare().lock().unwrap_or_else(|e| e.into_inner()).is_none();
+                                    slot.lock().unwrap_or_else(|e| e.into_inner()).is_none();
                                 if none_waiting {
-                                    confining_thread(None);
+                                    confining_thread(None, &slot);
                                 }
                                 if let Some(base) = base {
                                     super::premake_private_tmp(&base);
@@ -877,49 +839,23 @@ mod imp {
                     }
                 })
                 .map_err(|e| e.to_string())?;
-            ready_rx.recv().map_err(|e| e.to_string())??;
-            Ok(Mutex::new(tx))
+            let listener = ready_rx.recv().map_err(|e| e.to_string())??;
+            if let Some(fd) = listener {
+                std::thread::Builder::new()
+                    .name("nlc-refusals".into())
+                    .stack_size(super::CONFINING_STACK)
+                    .spawn(move || crate::process::seccomp::serve(fd))
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(Spawner {
+                asks: Mutex::new(tx),
+                spare,
+            })
         })
         .as_ref()
-        .map_err(|e| io::Error::other(format!("the filtered spawner could not start: {e}")))
-    }
-
-    /// Install `prog` on the calling thread (not the others: no TSYNC) with
-    /// `SECCOMP_FILTER_FLAG_SPEC_ALLOW`. Without that flag the kernel forces
-    /// the speculative-store-bypass mitigation on every process under the
-    /// filter, which made each confined start cost ~1.5 ms more; with it a
-    /// confined command gets the same speculation policy as an unconfined
-    /// one. A kernel that does not know the flag (< 4.17) gets the filter
-    /// without it.
-    fn install_filter(prog: &seccompiler::BpfProgram) -> io::Result<()> {
-        let fprog = libc::sock_fprog {
-            len: prog.len() as u16,
-            filter: prog.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: `fprog` points at `prog`'s instructions, which outlive the
-        // call; seccompiler's `sock_filter` has the kernel's layout (code u16,
-        // jt u8, jf u8, k u32), as libc's does. The kernel copies the program
-        // and keeps no pointer into it. no_new_privs is already set by the
-        // Landlock restriction above.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW,
-                &fprog as *const libc::sock_fprog,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EINVAL) {
-            return seccompiler::apply_filter(prog).map_err(ll);
-        }
-        Err(ll(format!("the socket filter could not be installed: {e}")))
+        .map_err(|e| io::Error::other(format!("the hardened spawner could not start: {e}")))
     }
 }
-
 #[cfg(not(target_os = "linux"))]
 mod imp {
     use super::Plan;
@@ -940,7 +876,7 @@ mod imp {
         ))
     }
 
-    pub fn want_spare(_tmp_base: Option<std::path::PathBuf>) {}
+    pub fn want_spare(_network: bool, _tmp_base: Option<std::path::PathBuf>) {}
 
     /// Never reached: [`super::missing`] refuses every confined start first.
     /// (The job stays boxed: the signature is the Linux one.)
@@ -953,6 +889,18 @@ mod imp {
 }
 
 use imp::{kernel_abi, kernel_seccomp};
+
+/// Tell `refused` of the sockets the kernel refuses the confined command led
+/// by `pid` (started without network), as they are refused.
+pub fn count_refusals(pid: i32, refused: Counter) {
+    #[cfg(target_os = "linux")]
+    super::seccomp::watch(pid, refused);
+    #[cfg(not(target_os = "linux"))]
+    let _ = (pid, refused);
+}
+
+/// Told how many more sockets a command was refused (see [`count_refusals`]).
+pub type Counter = Box<dyn Fn(u32) + Send + Sync>;
 
 /// A confined command's private temp directory `dir` is removed: a kept
 /// ruleset that granted it may be reused (see the Linux `ruleset_for`).

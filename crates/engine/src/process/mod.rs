@@ -9,6 +9,8 @@ pub mod clone3;
 pub mod confine;
 pub mod input_wait;
 pub mod posix_spawn;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
 pub mod signals;
 pub mod spawn;
 pub mod transform;
