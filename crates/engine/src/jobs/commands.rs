@@ -208,7 +208,7 @@ fn confinement_of(
     let Some(c) = confine::effective(policy.confine.as_ref(), options, &root)? else {
         return Ok(None);
     };
-    if let Some(why) = crate::process::confine::missing(c.network) {
+    if let Some(why) = crate::process::confine::missing_at(c.network, c.level) {
         return Err(EngineError::ConfinementUnavailable(why));
     }
     Ok(Some((c, root)))

@@ -5,6 +5,8 @@
 
 pub mod confine;
 pub mod posix_spawn;
+#[cfg(target_os = "linux")]
+pub mod sandbox;
 pub mod signals;
 pub mod spawn;
 pub mod transform;

@@ -113,6 +113,7 @@ fn spawn_piped(
         envp.as_deref(),
         dir,
         stdin_pipe,
+        None,
     )?;
     Ok(Spawned {
         pid: p.pid,
@@ -222,6 +223,42 @@ fn spawn_piped_own(
     let p = super::posix_spawn::spawn_piped(&program, search, &argv, &envp, dir, stdin_pipe)?;
     #[cfg(target_os = "linux")]
     join_own_group(p.pid);
+    Ok(Spawned {
+        pid: p.pid,
+        stdout: p.stdout,
+        stderr: Some(p.stderr),
+        stdin: p.stdin,
+        terminal: None,
+    })
+}
+
+/// Linux: start a confined command of the `"full"` level in its namespace
+/// sandbox ([`super::sandbox`]) with the engine's own clone-based spawn:
+/// the private temp directory in its environment, a bare name looked up in
+/// the command's PATH inside the view.
+#[cfg(target_os = "linux")]
+pub fn spawn_in_view(req: &Request<'_>, view: &super::sandbox::View) -> io::Result<Spawned> {
+    if matches!(req.input, Input::Terminal { .. }) {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "a terminal command cannot run at confinement level \"full\" yet: use confine.level \"landlock\" for it, or run it piped",
+        ));
+    }
+    let envp = envp_with(req.env, req.tmp)?;
+    let c_argv = c_strings(req.argv)?;
+    let path = (!req.argv[0].contains('/')).then(|| match req.env {
+        Some(e) => path_of(e).as_bytes().to_vec(),
+        None => super::vfork::host_path(),
+    });
+    let p = super::vfork::spawn_piped(
+        &c_argv[0],
+        path.as_deref(),
+        &c_argv,
+        Some(&envp),
+        req.dir,
+        req.input == Input::Pipe,
+        Some(view),
+    )?;
     Ok(Spawned {
         pid: p.pid,
         stdout: p.stdout,

@@ -80,6 +80,9 @@ struct Plan {
     reset: u64,
     /// The write end of the report pipe, or -1.
     report: c_int,
+    /// The namespace sandbox to enter instead of `dir`, or null (see
+    /// [`super::sandbox`]).
+    view: *const super::sandbox::View,
     /// Set by the child first thing.
     ran: AtomicBool,
     /// The errno of the step that failed, set by the child before it exits.
@@ -104,7 +107,13 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 fail(p, errno());
             }
         }
-        if libc::fchdir(p.dir) != 0 {
+        if !p.view.is_null() {
+            // A confined start: its namespaces' view, entered by the path
+            // of the checked directory (compared with the held one).
+            if let Err(e) = super::sandbox::enter(&*p.view) {
+                fail(p, e);
+            }
+        } else if libc::fchdir(p.dir) != 0 {
             fail(p, errno());
         }
         let mut reset = p.reset;
@@ -279,6 +288,7 @@ pub fn spawn_piped(
     envp: Option<&[CString]>,
     dir: BorrowedFd<'_>,
     stdin_pipe: bool,
+    view: Option<&super::sandbox::View>,
 ) -> io::Result<Piped> {
     let StdioPipes {
         stdin,
@@ -310,6 +320,7 @@ pub fn spawn_piped(
         dir: dir.as_raw_fd(),
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
+        view: view.map_or(std::ptr::null(), |v| v as *const _),
         ran: AtomicBool::new(false),
         errno: AtomicI32::new(0),
     };
@@ -330,7 +341,7 @@ pub fn spawn_piped(
             let pid = libc::clone(
                 child,
                 top as *mut c_void,
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | view.map_or(0, |v| v.flags),
                 &plan as *const Plan as *mut c_void,
             );
             let e = io::Error::last_os_error();
@@ -390,6 +401,31 @@ pub fn spawn_piped(
     })
 }
 
+/// Start `true` in `view` and wait for it: whether this host can make the
+/// namespaces and the view at all.
+pub fn probe(view: &super::sandbox::View, dir: BorrowedFd<'_>) -> io::Result<()> {
+    let p = spawn_piped(
+        c"true",
+        Some(b"/usr/bin:/bin"),
+        &[CString::from(c"true")],
+        None,
+        dir,
+        false,
+        Some(view),
+    )?;
+    drop((p.stdout, p.stderr));
+    let mut status = 0;
+    // SAFETY: our own child, reaped once.
+    unsafe { libc::waitpid(p.pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "the probe ended with status {status}"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,7 +468,8 @@ mod tests {
         dir: &std::path::Path,
     ) -> io::Result<(String, String, i32)> {
         let d = open_dir(dir);
-        let p = unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false))?;
+        let p =
+            unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false, None))?;
         Ok(finish(p))
     }
 
@@ -452,6 +489,7 @@ mod tests {
             None,
             dir.as_fd(),
             true,
+            None,
         )
         .unwrap();
         let mut input = std::fs::File::from(p.stdin.take().unwrap());
@@ -513,6 +551,7 @@ mod tests {
             None,
             dir.as_fd(),
             false,
+            None,
         )
         .unwrap();
         let pid = p.pid;
@@ -626,6 +665,7 @@ mod tests {
             Some(&env),
             dir.as_fd(),
             false,
+            None,
         )
         .unwrap();
         assert_eq!(finish(p).0, "ONLY=1\nPATH=/usr/bin:/bin\n");
