@@ -108,6 +108,8 @@ export interface NativeConfinementSupport {
   network: boolean
   signals: boolean
   seccomp: boolean
+  namespaces: boolean
+  namespacesWhyNot?: string
 }
 
 /** `{ running, finished }`. */

@@ -88,9 +88,9 @@ function confinedTest(name: string, body: () => unknown): void {
 
 confinedTest('confinementSupport() reports what this kernel enforces', () => {
   const s = nc.confinementSupport()
-  assert.deepEqual(Object.keys(s).sort(), ['filesystem', 'landlockAbi', 'network', 'seccomp', 'signals'])
+  assert.deepEqual(Object.keys(s).sort(), ['filesystem', 'landlockAbi', 'namespaces', 'network', 'seccomp', 'signals'])
   assert.ok(Number.isInteger(s.landlockAbi) && s.landlockAbi >= 6, `Landlock ABI ${s.landlockAbi}`)
-  assert.deepEqual([s.filesystem, s.network, s.signals, s.seccomp], [true, true, true, true])
+  assert.deepEqual([s.filesystem, s.network, s.signals, s.seccomp, s.namespaces], [true, true, true, true, true])
 })
 
 confinedTest('a confined command cannot create files outside its write trees; the root and its private TMPDIR it can', async () => {
@@ -109,7 +109,8 @@ confinedTest('a confined command cannot create files outside its write trees; th
     const refused = await sh(confined, script)
     assert.equal(refused.st.confined, true)
     assert.notEqual(refused.st.exitCode, 0)
-    assert.match(refused.err, /Permission denied/)
+    // Neither tree is in the command's view (its /tmp is its own).
+    assert.match(refused.err, /Directory nonexistent/)
     assert.equal(existsSync(join(dir, 'made')), false)
   }
   const ok = await sh(
@@ -165,7 +166,8 @@ confinedTest('each private TMPDIR is its own command\'s: commands of one policy,
   }
   const again = await sh(confined, `mkdir ${earlier[0]} && echo made`)
   assert.notEqual(again.st.exitCode, 0)
-  assert.match(again.err, /Permission denied/)
+  // The command's /tmp is its own, read-only but for its TMPDIR.
+  assert.match(again.err, /Read-only file system/)
   assert.equal(existsSync(earlier[0]!), false)
   const againOpen = await sh(host(r), `mkdir ${earlier[0]} && echo made`)
   assert.equal(againOpen.out, 'made\n')
@@ -185,7 +187,7 @@ confinedTest('each private TMPDIR is its own command\'s: commands of one policy,
   assert.match(firstTmp, /neurolink-commands-tmp-/)
   const second = await sh(confined, `echo own > "$TMPDIR/own" && cat "$TMPDIR/own"; echo theirs > ${firstTmp}/theirs`)
   assert.equal(second.out, 'own\n')
-  assert.match(second.err, /Permission denied/)
+  assert.match(second.err, /Directory nonexistent/)
   assert.equal(existsSync(join(firstTmp, 'theirs')), false)
   // The control: unconfined, the same write into the first's TMPDIR works.
   const open = await sh(host(r), `echo theirs > ${firstTmp}/theirs && echo wrote`)
@@ -205,7 +207,8 @@ confinedTest('a confined command cannot read a file in $HOME under the default r
   assert.equal((await sh(host(r), script)).out, 'aws_secret=1\n')
   const refused = await sh(host(r, {}), script)
   assert.notEqual(refused.st.exitCode, 0)
-  assert.match(refused.err, /Permission denied/)
+  // Not in the command's view at all.
+  assert.match(refused.err, /No such file or directory/)
   assert.equal(refused.out, '')
   // Listed under read, it is readable.
   const listed = await sh(host(r, { read: [home] }), script)
@@ -258,7 +261,8 @@ confinedTest('a confined command cannot signal the host', async () => {
   assert.equal((await sh(host(r), script)).out, 'reached\n')
   const refused = await sh(host(r, {}), script)
   assert.notEqual(refused.st.exitCode, 0)
-  assert.match(refused.err, /Operation not permitted/)
+  // The host is outside the command's PID namespace.
+  assert.match(refused.err, /No such process/)
 })
 
 confinedTest('grandchildren, also one in a new session (setsid), are confined the same way', async () => {
@@ -306,7 +310,7 @@ confinedTest('options.confine only narrows; policy.confine is validated', async 
   const unconfined = host(r)
   const c = await sh(unconfined, `echo x > ${sibling}/x`, { confine: { read: 'all', network: true } })
   assert.equal(c.st.confined, true)
-  assert.match(c.err, /Permission denied/)
+  assert.match(c.err, /Directory nonexistent/)
   assert.throws(() => host(r, { write: [join(r, 'missing')] }), coded('NLC_INVALID_ARGUMENT', /policy\.confine\.write entry .* is not an existing directory/))
   assert.throws(() => host(r, { tmp: 'nope' as never }), coded('NLC_INVALID_ARGUMENT', /policy\.confine\.tmp must be "private" or "shared"/))
   assert.throws(() => host(r, true as never), coded('NLC_INVALID_ARGUMENT', /policy\.confine must be false or a Confinement object/))
@@ -350,7 +354,11 @@ test('fail closed: without the Landlock ABI needed nothing starts, and the refus
     `,
   )
   const [support, refused, unconfined] = out.trimEnd().split('\n')
-  assert.deepEqual(JSON.parse(support!), { landlockAbi: 0, filesystem: false, network: false, signals: false, seccomp: true })
+  const { namespaces, namespacesWhyNot, ...landlock } = JSON.parse(support!)
+  assert.deepEqual(landlock, { landlockAbi: 0, filesystem: false, network: false, signals: false, seccomp: true })
+  // The namespaces are measured on their own (qemu-user does not make them
+  // for a new process; natively they are there).
+  if (!LANDLOCK_HIDDEN) assert.deepEqual([namespaces, namespacesWhyNot], [true, undefined])
   assert.match(refused!, /^REFUSED NLC_CONFINEMENT_UNAVAILABLE Confinement was asked for, but this kernel cannot enforce all of it: Landlock ABI 6 .* is needed, this kernel offers none \(ABI 0\)/)
   assert.match(refused!, /Nothing was started/)
   assert.match(refused!, /set confine: false in the policy/)
@@ -529,4 +537,45 @@ confinedTest('real tools work under the default confinement: node, npm and pnpm 
     await ok([SH, '-c', 'git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m m && git log --format=%s']),
     'm\n',
   )
+})
+
+confinedTest('fail closed for real: where user namespaces are refused, level "full" starts nothing and names the ways out; level "landlock" runs', () => {
+  const r = root()
+  // The host runs in a user namespace of its own whose
+  // user.max_user_namespaces is 0 (the same sysctl an administrator sets for
+  // the whole machine); the control runs in one that allows them.
+  const body = `
+    const nc = require(${JSON.stringify(join(import.meta.dirname, '..', 'index.js'))});
+    (async () => {
+      const s = nc.confinementSupport();
+      console.log(JSON.stringify([s.namespaces, s.namespacesWhyNot ?? null]));
+      const h = {};
+      nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: {} });
+      try {
+        const t = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'echo ran > full'], { cwd: '.' });
+        console.log('FULL ' + (await nc.awaitBackgroundCommand(h, t.taskId)).exitCode);
+      } catch (e) { console.log('REFUSED ' + e.code + ' ' + e.message) }
+      const l = {};
+      nc.setBackgroundCommandPolicy(l, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: { level: 'landlock' } });
+      const t = await nc.startBackgroundCommand(l, ['/bin/sh', '-c', 'echo ran > landlock'], { cwd: '.' });
+      const st = await nc.awaitBackgroundCommand(l, t.taskId);
+      console.log('LANDLOCK ' + st.exitCode + ' ' + st.confined);
+    })().catch((e) => { console.log('UNEXPECTED ' + e.message); process.exit(1) })`
+  const inNamespace = (limit: string) =>
+    execFileSync('unshare', ['-Ur', 'sh', '-c', `echo ${limit} > /proc/sys/user/max_user_namespaces && exec "$0" -e "$1"`, NODE, body], { encoding: 'utf8' })
+  const [support, full, landlock] = inNamespace('0').trimEnd().split('\n')
+  const [namespaces, whyNot] = JSON.parse(support!)
+  assert.equal(namespaces, false)
+  assert.match(whyNot, /user\.max_user_namespaces is 0/)
+  assert.match(full!, /^REFUSED NLC_CONFINEMENT_UNAVAILABLE .*user namespaces are refused on this host/)
+  assert.match(full!, /confine\.level: "landlock"/)
+  assert.match(full!, /confine: false/)
+  assert.equal(existsSync(join(r, 'full')), false)
+  assert.equal(landlock, 'LANDLOCK 0 true')
+  assert.equal(readFileSync(join(r, 'landlock'), 'utf8'), 'ran\n')
+  // Control: with user namespaces allowed, the same "full" start runs.
+  const [support2, full2] = inNamespace('100').trimEnd().split('\n')
+  assert.equal(support2, '[true,null]')
+  assert.equal(full2, 'FULL 0')
+  assert.equal(readFileSync(join(r, 'full'), 'utf8'), 'ran\n')
 })

@@ -427,11 +427,14 @@ async fn node_test_and_git_init_keep_working() {
 const test = require('node:test'); const assert = require('node:assert');
 test('x', () => assert.equal(1, 1));
 EOF
-node --test t.test.js >/dev/null && echo node-test-ok; git init -q r && echo git-ok; echo "$TMPDIR" | grep -q neurolink-commands-tmp && touch /tmp/private && echo tmp-ok"#;
+node --test t.test.js >/dev/null && echo node-test-ok; git init -q r && echo git-ok; echo "$TMPDIR" | grep -q neurolink-commands-tmp && touch "$TMPDIR/t" && echo tmp-ok; touch /tmp/private"#;
     let (st, out) = f.run(script, confined()).await;
     assert_eq!(
         (st.exit_code, out.as_str()),
-        (Some(0), "node-test-ok\ngit-ok\ntmp-ok\n")
+        (
+            Some(1),
+            "node-test-ok\ngit-ok\ntmp-ok\ntouch: cannot touch '/tmp/private': Read-only file system\n"
+        )
     );
     assert!(!Path::new("/tmp/private").exists());
 }

@@ -390,7 +390,14 @@ impl View {
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
             "",
         )?;
+        // The fresh filesystems hold only mount points once built: nothing
+        // but the write trees, /dev/shm and /dev/pts stays writable.
         b.ops.push(Op::ReadOnly(staged(Path::new("/dev"))?));
+        for d in ["/tmp", "/run", "/var/run"] {
+            if b.fresh.iter().any(|f| f == Path::new(d)) || (d == "/tmp" && k != Kind::All) {
+                b.ops.push(Op::ReadOnly(staged(Path::new(d))?));
+            }
+        }
         if k != Kind::All {
             b.ops.push(Op::ReadOnly(staged(Path::new("/"))?));
         }
