@@ -2,7 +2,7 @@
 // processes and this kernel's Landlock and seccomp. Every refused action is
 // paired with the same action unconfined, which succeeds.
 import assert from 'node:assert/strict'
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
@@ -578,4 +578,58 @@ confinedTest('fail closed for real: where user namespaces are refused, level "fu
   assert.equal(support2, '[true,null]')
   assert.equal(full2, 'FULL 0')
   assert.equal(readFileSync(join(r, 'full'), 'utf8'), 'ran\n')
+})
+
+confinedTest('as nobody: the sandbox holds for an unprivileged host too (metadata of its own files outside the write trees, a daemon socket it may use), with the unconfined control', () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'nlc-nobody-')))
+  scratch.push(base)
+  const r = join(base, 'root')
+  const d = join(base, 'data')
+  const logs = join(base, 'logs')
+  for (const p of [r, d, logs]) mkdirSync(p)
+  writeFileSync(join(d, 'f'), 'mine\n')
+  execFileSync('chown', ['-R', 'nobody:nogroup', base])
+  chmodSync(base, 0o755)
+  const sock = join(base, 'daemon.sock')
+  const server = net.createServer((c) => c.end('hello\n'))
+  const body = (confine: string) => `
+    const nc = require(${JSON.stringify(join(import.meta.dirname, '..', 'index.js'))});
+    (async () => {
+      const h = {};
+      nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: ${confine} });
+      const script = 'id -u; echo $$; echo w > mine && cat mine; chmod 600 ${d}/f; echo chmod=$?; ' +
+        'python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect(\\'${sock}\\'); print(s.recv(6).decode(), end=\\'\\')" 2>/dev/null; echo connect=$?';
+      const t = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', script], { cwd: '.' });
+      const st = await nc.awaitBackgroundCommand(h, t.taskId);
+      console.log(JSON.stringify([st.confined, (await nc.readBackgroundCommandOutput(h, t.taskId, { stream: 'stdout' })).content]));
+    })().catch((e) => { console.log('UNEXPECTED ' + e.message); process.exit(1) })`
+  const asNobody = (confine: string) =>
+    new Promise<string>((resolve, reject) => {
+      const c = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', NODE, '-e', body(confine)], {
+        env: { ...process.env, HOME: '/nonexistent', TMPDIR: logs },
+        cwd: base,
+      })
+      let out = ''
+      c.stdout.on('data', (b) => (out += b))
+      c.on('error', reject)
+      c.on('close', () => resolve(out))
+    })
+  return new Promise<void>((resolve, reject) => {
+    server.listen(sock, async () => {
+      try {
+        chmodSync(sock, 0o777)
+        const confined = JSON.parse(await asNobody('{}'))
+        assert.deepEqual(confined, [true, '65534\n1\nw\nchmod=1\nconnect=1\n'])
+        assert.equal(readFileSync(join(r, 'mine'), 'utf8'), 'w\n')
+        // Control: the same host unconfined changes the mode and talks to the daemon.
+        const open = JSON.parse(await asNobody('false'))
+        assert.match(open[1], /^65534\n\d+\nw\nchmod=0\nhello\nconnect=0\n$/)
+        resolve()
+      } catch (e) {
+        reject(e)
+      } finally {
+        server.close()
+      }
+    })
+  })
 })
