@@ -472,3 +472,39 @@ async fn a_term_ends_a_command_without_a_handler_at_once_and_reaches_one_with() 
     let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
     assert_eq!((out.as_str(), st.exit_code), ("ready\ncaught\n", Some(3)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn npm_pnpm_scripts_and_cargo_with_its_home_in_the_root_work() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    std::fs::write(
+        f.root().join("package.json"),
+        r#"{"name":"p","version":"1.0.0","scripts":{"hi":"node -e \"console.log('script ran')\""}}"#,
+    )
+    .unwrap();
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+    let rustup = std::fs::canonicalize(home.join(".rustup")).unwrap();
+    let cargo_bin = std::fs::canonicalize(home.join(".cargo/bin")).unwrap();
+    let c = Some(ConfinementInput {
+        exec: Some(vec![
+            rustup.to_string_lossy().into(),
+            cargo_bin.to_string_lossy().into(),
+        ]),
+        ..Default::default()
+    });
+    let script = format!(
+        "npm run -s hi && pnpm run -s hi && export CARGO_HOME=$PWD/.cargo-home RUSTUP_HOME={} && {}/cargo new -q --offline p && cd p && {}/cargo run -q --offline",
+        rustup.display(),
+        cargo_bin.display(),
+        cargo_bin.display()
+    );
+    let (st, out) = f.run(&script, c).await;
+    // stdout first (pnpm adds its own notes on stderr).
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert!(
+        out.starts_with("script ran\nscript ran\nHello, world!\n"),
+        "{out}"
+    );
+}
