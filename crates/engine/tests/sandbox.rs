@@ -508,3 +508,38 @@ async fn npm_pnpm_scripts_and_cargo_with_its_home_in_the_root_work() {
         "{out}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_command_runs_in_the_sandbox_with_its_own_terminal_only() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let argv = vec![
+        "/bin/bash".to_string(),
+        "-c".to_string(),
+        "tty; stty size; echo $$; ls /dev/pts; read -r line; echo \"got $line\"".to_string(),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        input: neurolink_commands_engine::spawn::Input::Terminal { cols: 91, rows: 17 },
+        confine: confined(),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    // The shell waits for its line: give it one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    commands::write_input(f.host, &id, b"typed\r".to_vec(), false)
+        .await
+        .unwrap();
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    assert_eq!((st.exit_code, st.confined), (Some(0), true), "{st:?}");
+    let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    let lines: Vec<&str> = out.split("\r\n").collect();
+    let n = lines[0].strip_prefix("/dev/pts/").expect(&out);
+    // Its own terminal, PID 1, and no other terminal in its /dev/pts.
+    assert_eq!(&lines[1..4], ["17 91", "1", n], "{out:?}");
+    assert!(out.contains("got typed"), "{out:?}");
+}

@@ -411,11 +411,7 @@ impl Job {
                 // so here it scopes signals, abstract sockets and TCP only;
                 // files are the view's.
                 imp::restrict_scopes(start.plan.network)?;
-                let view = super::sandbox::View::prepare(&start.plan, {
-                    use std::os::fd::AsFd;
-                    start.dir.as_fd()
-                })?;
-                return spawn_in_view(&start, &view);
+                return spawn_in_view(&start);
             }
             imp::restrict_this_thread(&start.plan)?;
             spawn_start(&start)
@@ -445,7 +441,7 @@ fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
 
 /// The spawn of a `"full"` confined start, in its view.
 #[cfg(target_os = "linux")]
-fn spawn_in_view(start: &Start, view: &super::sandbox::View) -> std::io::Result<Spawned> {
+fn spawn_in_view(start: &Start) -> std::io::Result<Spawned> {
     use std::os::fd::AsFd;
     super::spawn::spawn_in_view(
         &super::transform::Request {
@@ -455,7 +451,7 @@ fn spawn_in_view(start: &Start, view: &super::sandbox::View) -> std::io::Result<
             input: start.input,
             tmp: start.plan.private_tmp.as_deref(),
         },
-        view,
+        &start.plan,
     )
 }
 

@@ -268,7 +268,9 @@ const NODES: &[&str] = &[
 impl View {
     /// The view of `plan` for a command entering `dir` (held since the cwd
     /// check).
-    pub fn prepare(plan: &Plan, dir: BorrowedFd<'_>) -> io::Result<View> {
+    /// In a terminal start, `terminal` is its terminal's node (the one
+    /// pseudo-terminal of the view's `/dev/pts`).
+    pub fn prepare(plan: &Plan, dir: BorrowedFd<'_>, terminal: Option<&Path>) -> io::Result<View> {
         let k = kind(plan);
         let writes: Vec<&Path> = plan
             .rules
@@ -349,13 +351,22 @@ impl View {
                 b.bind(Path::new(n), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)?;
             }
         }
-        b.mount(
-            "devpts",
-            Path::new("/dev/pts"),
-            libc::MS_NOSUID | libc::MS_NOEXEC,
-            "newinstance,ptmxmode=0666,mode=0620",
-        )?;
-        b.link(Path::new("/dev/ptmx"), Path::new("pts/ptmx"))?;
+        match terminal {
+            // Its own terminal and no other (the host's others stay out).
+            Some(slave) => {
+                b.mount("tmpfs", Path::new("/dev/pts"), FRESH, "mode=0755")?;
+                b.bind(slave, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)?;
+            }
+            None => {
+                b.mount(
+                    "devpts",
+                    Path::new("/dev/pts"),
+                    libc::MS_NOSUID | libc::MS_NOEXEC,
+                    "newinstance,ptmxmode=0666,mode=0620",
+                )?;
+                b.link(Path::new("/dev/ptmx"), Path::new("pts/ptmx"))?;
+            }
+        }
         b.link(Path::new("/dev/fd"), Path::new("/proc/self/fd"))?;
         for (i, n) in ["stdin", "stdout", "stderr"].iter().enumerate() {
             b.link(
@@ -722,7 +733,7 @@ fn probe() -> Result<(), String> {
         level: super::confine::Level::Full,
     };
     use std::os::fd::AsFd;
-    let view = View::prepare(&plan, dir.as_fd()).map_err(|e| e.to_string())?;
+    let view = View::prepare(&plan, dir.as_fd(), None).map_err(|e| e.to_string())?;
     match super::vfork::probe(&view, dir.as_fd()) {
         Ok(()) => Ok(()),
         Err(e) => Err(match e.raw_os_error() {

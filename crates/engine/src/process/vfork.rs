@@ -10,9 +10,12 @@
 //! child does only what the start needs:
 //!
 //! 1. a process group of its own (`setpgid(0, 0)`), so nothing aimed at the
-//!    host's group reaches it from here on;
+//!    host's group reaches it from here on (a terminal start of a confined
+//!    command: a session of its own, its terminal opened after step 3);
 //! 2. stdin, stdout and stderr from the descriptors the parent prepared;
-//! 3. the held directory entered by descriptor (`fchdir`);
+//! 3. the held directory entered by descriptor (`fchdir`) — or, for a
+//!    confined start at level "full", its namespace sandbox entered (see
+//!    [`super::sandbox`]), the checked directory by path in it;
 //! 4. the signals the host ignores (SIGPIPE, for one; the parent reads the
 //!    dispositions before the clone) back to their default action — exec
 //!    resets the handled ones itself, and no handler of the host can run in
@@ -80,6 +83,9 @@ struct Plan {
     reset: u64,
     /// The write end of the report pipe, or -1.
     report: c_int,
+    /// The terminal to open as 0, 1 and 2 in a new session (`stdio` unused),
+    /// or null.
+    terminal: *const c_char,
     /// The namespace sandbox to enter instead of `dir`, or null (see
     /// [`super::sandbox`]).
     view: *const super::sandbox::View,
@@ -99,12 +105,21 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     unsafe {
         let p = &*(arg as *const Plan);
         p.ran.store(true, Ordering::Relaxed);
-        if libc::setpgid(0, 0) != 0 {
-            fail(p, errno());
-        }
-        for (to, &from) in p.stdio.iter().enumerate() {
-            if libc::dup2(from, to as c_int) < 0 {
+        if !p.terminal.is_null() {
+            // A terminal start: a new session; its terminal is opened once
+            // the view is entered (below), by the same path there, so that
+            // it becomes the controlling terminal and its name resolves.
+            if libc::setsid() < 0 {
                 fail(p, errno());
+            }
+        } else {
+            if libc::setpgid(0, 0) != 0 {
+                fail(p, errno());
+            }
+            for (to, &from) in p.stdio.iter().enumerate() {
+                if libc::dup2(from, to as c_int) < 0 {
+                    fail(p, errno());
+                }
             }
         }
         if !p.view.is_null() {
@@ -115,6 +130,20 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             }
         } else if libc::fchdir(p.dir) != 0 {
             fail(p, errno());
+        }
+        if !p.terminal.is_null() {
+            let fd = libc::open(p.terminal, libc::O_RDWR);
+            if fd < 0 {
+                fail(p, errno());
+            }
+            for to in 0..3 {
+                if fd != to && libc::dup2(fd, to) < 0 {
+                    fail(p, errno());
+                }
+            }
+            if fd > 2 {
+                libc::close(fd);
+            }
         }
         let mut reset = p.reset;
         while reset != 0 {
@@ -299,6 +328,65 @@ pub fn spawn_piped(
         Some((r, _)) => r.as_raw_fd(),
         None => dev_null()?.as_raw_fd(),
     };
+    let pid = spawn_raw(
+        program,
+        search,
+        argv,
+        envp,
+        dir,
+        [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
+        None,
+        view,
+    )?;
+    drop((out_w, err_w));
+    let stdin = stdin.map(|(r, w)| {
+        drop(r);
+        w
+    });
+    Ok(Piped {
+        pid,
+        stdin,
+        stdout: out_r,
+        stderr: err_r,
+    })
+}
+
+/// Start `program` in `view` as the leader of a new session whose
+/// controlling terminal is `slave` (opened by the child as its 0, 1 and 2).
+/// Returns its pid once it has exec'd.
+pub fn spawn_in_terminal(
+    program: &CStr,
+    search: Option<&[u8]>,
+    argv: &[CString],
+    envp: &[CString],
+    dir: BorrowedFd<'_>,
+    slave: &CStr,
+    view: &super::sandbox::View,
+) -> io::Result<i32> {
+    spawn_raw(
+        program,
+        search,
+        argv,
+        Some(envp),
+        dir,
+        [-1; 3],
+        Some(slave),
+        Some(view),
+    )
+}
+
+/// The clone and its report, for both kinds of start.
+#[allow(clippy::too_many_arguments)]
+fn spawn_raw(
+    program: &CStr,
+    search: Option<&[u8]>,
+    argv: &[CString],
+    envp: Option<&[CString]>,
+    dir: BorrowedFd<'_>,
+    stdio: [c_int; 3],
+    terminal: Option<&CStr>,
+    view: Option<&super::sandbox::View>,
+) -> io::Result<i32> {
     let report = if SHARED_MEMORY.load(Ordering::Relaxed) {
         None
     } else {
@@ -316,10 +404,11 @@ pub fn spawn_piped(
         envp: envp_ptrs
             .as_ref()
             .map_or_else(|| unsafe { environ }, |e| e.as_ptr().cast()),
-        stdio: [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
+        stdio,
         dir: dir.as_raw_fd(),
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
+        terminal: terminal.map_or(std::ptr::null(), CStr::as_ptr),
         view: view.map_or(std::ptr::null(), |v| v as *const _),
         ran: AtomicBool::new(false),
         errno: AtomicI32::new(0),
@@ -353,11 +442,6 @@ pub fn spawn_piped(
             }
         }
     })?;
-    drop((out_w, err_w));
-    let stdin = stdin.map(|(r, w)| {
-        drop(r);
-        w
-    });
     let failed = if plan.ran.load(Ordering::Relaxed) {
         SHARED_MEMORY.store(true, Ordering::Relaxed);
         plan.errno.load(Ordering::Relaxed)
@@ -393,12 +477,7 @@ pub fn spawn_piped(
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(io::Error::from_raw_os_error(failed));
     }
-    Ok(Piped {
-        pid,
-        stdin,
-        stdout: out_r,
-        stderr: err_r,
-    })
+    Ok(pid)
 }
 
 /// Start `true` in `view` and wait for it: whether this host can make the
