@@ -324,7 +324,7 @@ async fn git_hooks_and_config_cannot_be_planted() {
             "hookspath" => format!("mkdir -p h && printf '{HOOK}' > h/pre-commit && chmod +x h/pre-commit && printf '[core]\\n\\thooksPath = h\\n' >> .git/config"),
             "symlink" => "ln -sf /dev/null x && printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' > cfg && ln -sf ../cfg .git/config.new && mv -f .git/config.new .git/config".into(),
             "rename" => "mv .git .git-old && git init -q && printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' >> .git/config".into(),
-            "gitfile" => "mv .git moved-git && echo 'gitdir: moved-git' > .git".into(),
+            "gitfile" => format!("mv .git moved-git && echo 'gitdir: moved-git' > .git && printf '{HOOK}' > moved-git/hooks/pre-commit && chmod +x moved-git/hooks/pre-commit"),
             _ => unreachable!(),
         }
     };
@@ -346,16 +346,24 @@ async fn git_hooks_and_config_cannot_be_planted() {
         assert!(git(&root, &["status"]).status.success());
         assert!(!root.join("PLANTED").exists(), "{how}");
         assert!(root.join(".git").is_dir(), "{how}");
-        let _ = std::fs::remove_dir_all(root.join("h"));
+        // Control: the same planting at the "landlock" level succeeds, and
+        // the user's next commit (or status) runs what was planted.
+        let (st, out) = f.run(&plant(how), landlock_only()).await;
+        assert_eq!(st.exit_code, Some(0), "{how}: {out}");
+        std::fs::write(root.join("b"), format!("{how} control")).unwrap();
+        git(&root, &["add", "b"]);
+        git(&root, &["commit", "-qm", "control"]);
+        git(&root, &["status"]);
+        assert!(root.join("PLANTED").exists(), "{how}: the control ran");
+        // A fresh repository for the next way.
+        for p in [".git", ".git-old", "moved-git", "h"] {
+            let _ = std::fs::remove_dir_all(root.join(p));
+        }
+        for p in [".git", "cfg", "x", "PLANTED"] {
+            let _ = std::fs::remove_file(root.join(p));
+        }
+        repo(&root);
     }
-    // Control: the same planting at the "landlock" level succeeds, and the
-    // user's next commit runs the hook.
-    let (st, out) = f.run(&plant("hook"), landlock_only()).await;
-    assert_eq!(st.exit_code, Some(0), "{out}");
-    std::fs::write(root.join("b"), "control").unwrap();
-    git(&root, &["add", "b"]);
-    git(&root, &["commit", "-qm", "control"]);
-    assert!(root.join("PLANTED").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
