@@ -551,3 +551,36 @@ async fn a_terminal_command_runs_in_the_sandbox_with_its_own_terminal_only() {
     assert_eq!(&lines[1..4], ["17 91", "1", n], "{out:?}");
     assert!(out.contains("got typed"), "{out:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_views_mounts_are_not_seen_outside() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let host_mounts = || std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let before = host_mounts();
+    let argv = vec![
+        "/bin/bash".into(),
+        "-c".into(),
+        "cut -d' ' -f5 /proc/self/mountinfo; sleep 1".into(),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        confine: confined(),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = host_mounts();
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    let inside = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    // Inside: its own root, /usr, /proc, the write tree …
+    for m in ["/", "/usr", "/proc", "/dev/shm"] {
+        assert!(inside.lines().any(|l| l == m), "{m} in {inside}");
+    }
+    // … none of which shows in the host's namespace.
+    assert_eq!(before, during);
+}

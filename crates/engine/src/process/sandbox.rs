@@ -112,6 +112,8 @@ pub struct View {
     cwd: CString,
     cwd_dev: u64,
     cwd_ino: u64,
+    /// The highest capability this kernel knows.
+    last_cap: c_int,
 }
 
 /// `path` under the stage, as a C string.
@@ -435,8 +437,22 @@ impl View {
             cwd: cstr(cwd.as_os_str().as_bytes())?,
             cwd_dev: st.st_dev,
             cwd_ino: st.st_ino,
+            last_cap: last_cap(),
         })
     }
+}
+
+/// `/proc/sys/kernel/cap_last_cap`, read once (63 when unreadable: every
+/// possible one is then dropped).
+fn last_cap() -> c_int {
+    use std::sync::OnceLock;
+    static L: OnceLock<c_int> = OnceLock::new();
+    *L.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(63)
+    })
 }
 
 /// The calling thread's errno.
@@ -477,16 +493,9 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
     // No user namespace inside this one (best effort: the mounts below are
     // locked in any nested one anyway).
     let _ = put(b"/proc/sys/user/max_user_namespaces\0", b"0\0");
-    if libc::mount(
-        std::ptr::null(),
-        c"/".as_ptr(),
-        std::ptr::null(),
-        libc::MS_REC | libc::MS_PRIVATE,
-        std::ptr::null(),
-    ) != 0
-    {
-        return Err(errno());
-    }
+    // No propagation to undo: the kernel made every mount copied into this
+    // namespace (owned by a less privileged user namespace) a slave, so
+    // nothing mounted here reaches the host's namespace.
     let mut slots = [-1 as c_int; MAX_SLOTS];
     let mut staged_root = false;
     for op in &view.ops {
@@ -615,7 +624,7 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
         // The directory was replaced since the cwd check.
         return Err(libc::ESTALE);
     }
-    drop_capabilities()
+    drop_capabilities(view)
 }
 
 /// Attach the base of the view at the stage: the clone of `/` (slot 0) or
@@ -654,8 +663,8 @@ unsafe fn stage(view: &View, slots: &[c_int]) -> Result<(), c_int> {
 ///
 /// # Safety
 /// In the child, as [`enter`].
-unsafe fn drop_capabilities() -> Result<(), c_int> {
-    for cap in 0..64 {
+unsafe fn drop_capabilities(view: &View) -> Result<(), c_int> {
+    for cap in 0..=view.last_cap {
         if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno() != libc::EINVAL {
             return Err(errno());
         }
