@@ -584,3 +584,35 @@ async fn the_views_mounts_are_not_seen_outside() {
     // … none of which shows in the host's namespace.
     assert_eq!(before, during);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_tmp_that_is_the_system_tmp_stays_writable() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let mut ctx = f.ctx();
+    ctx.tmpdir = std::path::PathBuf::from("/tmp");
+    let name = format!("nlc-shared-{}", std::process::id());
+    let argv = vec![
+        "/bin/bash".into(),
+        "-c".into(),
+        format!("echo s > /tmp/{name} && echo ok"),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        confine: Some(ConfinementInput {
+            tmp: Some(neurolink_commands_engine::policy::confine::Tmp::Shared),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, ctx).unwrap().task_id;
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    let made = Path::new("/tmp").join(&name);
+    let text = std::fs::read_to_string(&made);
+    let _ = std::fs::remove_file(&made);
+    assert_eq!((st.exit_code, text.ok().as_deref()), (Some(0), Some("s\n")));
+}

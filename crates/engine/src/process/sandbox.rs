@@ -407,7 +407,12 @@ impl View {
         // but the write trees, /dev/shm and /dev/pts stays writable.
         b.ops.push(Op::ReadOnly(staged(Path::new("/dev"))?));
         for d in ["/tmp", "/run", "/var/run"] {
-            if b.fresh.iter().any(|f| f == Path::new(d)) || (d == "/tmp" && k != Kind::All) {
+            // (A write tree bound over it — tmp: "shared" — stays writable:
+            // the change would reach the topmost mount there.)
+            let written = ws.iter().any(|w| *w == Path::new(d));
+            let fresh =
+                b.fresh.iter().any(|f| f == Path::new(d)) || (d == "/tmp" && k != Kind::All);
+            if fresh && !written {
                 b.ops.push(Op::ReadOnly(staged(Path::new(d))?));
             }
         }
