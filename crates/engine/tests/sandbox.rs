@@ -616,3 +616,30 @@ async fn shared_tmp_that_is_the_system_tmp_stays_writable() {
     let _ = std::fs::remove_file(&made);
     assert_eq!((st.exit_code, text.ok().as_deref()), (Some(0), Some("s\n")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_hooks_directory_does_not_stop_the_start() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let root = f.root().to_path_buf();
+    repo(&root);
+    std::fs::remove_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir(root.join("shared-hooks")).unwrap();
+    std::os::unix::fs::symlink("../shared-hooks", root.join(".git/hooks")).unwrap();
+    // A link is not bound (see docs/confinement.md); .git and its config
+    // still are.
+    let (st, out) = f
+        .run(
+            "mv .git g2; echo \"[x]\" >> .git/config; echo ran",
+            confined(),
+        )
+        .await;
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert!(
+        out.contains("busy") && out.contains("Read-only file system"),
+        "{out}"
+    );
+    assert!(root.join(".git").is_dir());
+}

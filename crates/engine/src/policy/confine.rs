@@ -488,7 +488,9 @@ pub fn protected(write: &[PathBuf], extra: &[PathBuf]) -> Vec<(PathBuf, bool)> {
             }
         }
     }
-    out.retain(|(p, _)| std::fs::symlink_metadata(p).is_ok());
+    // A symbolic link is not bound (a link cannot be mounted over): a
+    // `.git/hooks` that is a link stays replaceable.
+    out.retain(|(p, _)| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()));
     out
 }
 

@@ -74,6 +74,8 @@ enum Op {
         slot: usize,
         recursive: bool,
         attr: u64,
+        /// Clone a symbolic link itself, not what it names.
+        nofollow: bool,
     },
     /// A directory (and its parents, already made by earlier steps).
     Mkdir(CString),
@@ -105,7 +107,6 @@ pub struct View {
     uid_map: CString,
     gid_map: CString,
     ops: Vec<Op>,
-    slots: usize,
     /// Whether the root is the clone of `/` (slot 0) instead of a tmpfs.
     clone_root: bool,
     /// The checked directory's path in the view and its identity.
@@ -180,10 +181,20 @@ impl Builder {
 
     /// Clone `src` (a directory or a file) and attach it at the same path.
     fn bind(&mut self, src: &Path, attr: u64) -> io::Result<()> {
+        self.bind_as(src, attr, false)
+    }
+
+    /// [`Self::bind`]; with `nofollow` a symbolic link is bound as itself
+    /// (a protected path swapped for a link meanwhile reveals nothing).
+    fn bind_as(&mut self, src: &Path, attr: u64, nofollow: bool) -> io::Result<()> {
         if self.slots >= MAX_SLOTS {
             return Err(io::Error::other("too many trees for one confined view"));
         }
-        let is_dir = std::fs::metadata(src)?.is_dir();
+        let is_dir = if nofollow {
+            std::fs::symlink_metadata(src)?.is_dir()
+        } else {
+            std::fs::metadata(src)?.is_dir()
+        };
         let slot = self.slots;
         self.slots += 1;
         // Clones come first: the host's tree is still in view then.
@@ -199,6 +210,7 @@ impl Builder {
                 slot,
                 recursive: is_dir,
                 attr,
+                nofollow,
             },
         );
         if is_dir {
@@ -296,6 +308,7 @@ impl View {
                 slot: 0,
                 recursive: true,
                 attr: RO,
+                nofollow: false,
             });
             b.slots = 1;
             // What holds the host's daemons' sockets, hidden.
@@ -395,7 +408,7 @@ impl View {
             if !under_write(p) {
                 continue;
             }
-            b.bind(p, if *pin { RW } else { RO })?;
+            b.bind_as(p, if *pin { RW } else { RO }, true)?;
         }
         b.mount(
             "proc",
@@ -437,7 +450,6 @@ impl View {
             uid_map: cstr(format!("{uid} {uid} 1\n"))?,
             gid_map: cstr(format!("{gid} {gid} 1\n"))?,
             ops: b.ops,
-            slots: b.slots,
             clone_root: k == Kind::All,
             cwd: cstr(cwd.as_os_str().as_bytes())?,
             cwd_dev: st.st_dev,
@@ -510,10 +522,14 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                 slot,
                 recursive,
                 attr,
+                nofollow,
             } => {
                 let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32;
                 if *recursive {
                     flags |= AT_RECURSIVE;
+                }
+                if *nofollow {
+                    flags |= libc::AT_SYMLINK_NOFOLLOW as u32;
                 }
                 let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags)
                     as c_int;
@@ -606,7 +622,6 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
             return Err(errno());
         }
     }
-    let _ = view.slots;
     // Into the new root; the old one detached (nothing of it stays
     // reachable: no descriptor of the child refers into it but close-on-exec
     // ones and the standard streams).
