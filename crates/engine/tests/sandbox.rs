@@ -153,10 +153,17 @@ async fn the_command_is_pid_one_and_its_descendants_die_with_it() {
     let f = fixture();
     let marker = format!("31.{}", std::process::id());
     let script = format!(
-        "echo $$; setsid -f sleep {marker}; sleep 0.2; pgrep -f 'sleep {marker}' >/dev/null && echo running"
+        "echo $$; setsid -f sleep {marker}; sleep 0.2; pgrep -f 'sleep {marker}' >/dev/null && echo running; head -c 9 /proc/1/cmdline; echo; ls /proc | grep -c '^[0-9]'"
     );
     let (st, out) = f.run(&script, confined()).await;
-    assert_eq!((st.exit_code, out.as_str()), (Some(0), "1\nrunning\n"));
+    // Its /proc is its own namespace's: PID 1 is the command itself (no
+    // /proc/<pid>/root of a host process to reach the host's files through),
+    // and only its own few processes are listed.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert_eq!(lines[..3], ["1", "running", "/bin/bash"], "{out}");
+    let listed: usize = lines[3].parse().unwrap();
+    assert!((2..=5).contains(&listed), "{out}");
     // The escaped sleep was killed with the namespace.
     let left = Command::new("pgrep")
         .args(["-f", &format!("sleep {marker}")])
