@@ -44,8 +44,8 @@ export declare function configureGit(hostId: number, options: unknown): NativeGi
 
 /**
  * Set where logs go and how long and how much of them stay (`options` is
- * `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit? }`; `null` resets a
- * field); returns the settings in force.
+ * `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit?, endedRetentionMs? }`;
+ * `null` resets a field); returns the settings in force.
  */
 export declare function configureLogs(options: unknown, tmpdir: string): NativeLogSettings
 
@@ -55,13 +55,23 @@ export declare function confinementSupport(): NativeConfinementSupport
 /** The host's default session id. */
 export declare function defaultSession(hostId: number): string
 
+/**
+ * How many background sweeps of ended processes' task directories have
+ * finished in this process (0 or 1): lets a test know that sweep is over.
+ */
+export declare function endedSweepsDone(): number
+
+/** The log settings in force, changing none of them. */
+export declare function getLogSettings(tmpdir: string): NativeLogSettings
+
 /** Build a git tool's args from a model's params (values, never flags). */
 export declare function gitToolArgs(hostId: number, tool: string, params: unknown): Array<string>
 
 /**
  * Connect the engine to this Node environment's adapter:
  * `listener(kind, taskId)` hears `"bank"` (bank both streams, then call
- * `completeBanking`) and `"settled"` for the commands of hosts registered
+ * `completeBanking`), `"settled"`, and `"waiting"` (it began waiting for
+ * input, once per episode) for the commands of hosts registered
  * with the returned listener id. When the environment is torn down its
  * listener goes away and its commands get SIGTERM; the first environment
  * that loads the addon (normally the main thread: the process is ending)
@@ -108,6 +118,8 @@ export interface NativeConfinementSupport {
   network: boolean
   signals: boolean
   seccomp: boolean
+  namespaces: boolean
+  namespacesWhyNot?: string
 }
 
 /** `{ running, finished }`. */
@@ -167,6 +179,7 @@ export interface NativeListEntry {
   signal?: string
   killed: boolean
   containment: 'tree' | 'group'
+  waitingForInput?: boolean
 }
 
 /** The log settings in force (`configureLogs`). */
@@ -175,6 +188,7 @@ export interface NativeLogSettings {
   maxTotalBytes?: number
   maxAgeMs?: number
   removeOnExit: boolean
+  endedRetentionMs: number
 }
 
 /** What `readNewBackgroundCommandOutput` returns. */
@@ -230,6 +244,7 @@ export interface NativeStatus {
   confined: boolean
   containment: 'tree' | 'group'
   stdinOpen: boolean
+  waitingForInput?: boolean
   logsRemoved?: boolean
   /** What kernel confinement refused it (absent when nothing was). */
   confinementNotes?: Array<string>
@@ -316,8 +331,8 @@ export declare function setObjectMakers(makeStatus: ((...values: unknown[]) => N
 export declare function setPolicy(hostId: number, policy: unknown, copy: unknown, copyError?: string | undefined | null): void
 
 /**
- * The status of a command that just settled, for the host's settle
- * listeners (it does not mark the command looked at).
+ * The status of a command that just settled (or began waiting for input),
+ * for the host's listeners (it does not mark the command looked at).
  */
 export declare function settledStatus(hostId: number, taskId: string): NativeStatus
 

@@ -61,6 +61,21 @@ export interface Confinement {
   network?: boolean
   /** `"private"`: a fresh TMPDIR/TMP/TEMP per command, removed when it settles; `"shared"`: os.tmpdir() is writable instead. @default "private" */
   tmp?: 'private' | 'shared'
+  /**
+   * Paths relative to each write tree kept read-only for the command (besides every git repository's
+   * `.git/hooks`, `.git/config` and `.git` itself, always protected at level `"full"`), e.g. `.npmrc`, `.vscode`.
+   * Only paths that exist when the command starts are protected. Options add to the policy's. @default []
+   */
+  protect?: string[]
+  /**
+   * `"full"`: Landlock, seccomp and a namespace sandbox (user, mount, PID and, without network, network
+   * namespaces: a read-only view of the system, no daemon sockets, protected git paths, the command as PID 1).
+   * `"landlock"`: Landlock and seccomp only, for hosts that refuse user namespaces — weaker: see
+   * docs/confinement.md for its gaps. A start at `"full"` where namespaces are refused fails with
+   * NLC_CONFINEMENT_UNAVAILABLE; nothing falls back silently. Options may not lower the policy's level.
+   * @default "full"
+   */
+  level?: 'full' | 'landlock'
 }
 
 /** What kernel confinement this machine can enforce (`confinementSupport()`). */
@@ -75,6 +90,10 @@ export interface ConfinementSupport {
   signals: boolean
   /** seccomp filters are available (needed for `network: false`). */
   seccomp: boolean
+  /** The engine can start commands in new user, mount and PID namespaces (needed for level `"full"`). */
+  namespaces: boolean
+  /** Why not, when `namespaces` is false. */
+  namespacesWhyNot?: string
 }
 
 /** Options of one start. */

@@ -2,7 +2,7 @@
 // processes and this kernel's Landlock and seccomp. Every refused action is
 // paired with the same action unconfined, which succeeds.
 import assert from 'node:assert/strict'
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
@@ -88,9 +88,9 @@ function confinedTest(name: string, body: () => unknown): void {
 
 confinedTest('confinementSupport() reports what this kernel enforces', () => {
   const s = nc.confinementSupport()
-  assert.deepEqual(Object.keys(s).sort(), ['filesystem', 'landlockAbi', 'network', 'seccomp', 'signals'])
+  assert.deepEqual(Object.keys(s).sort(), ['filesystem', 'landlockAbi', 'namespaces', 'network', 'seccomp', 'signals'])
   assert.ok(Number.isInteger(s.landlockAbi) && s.landlockAbi >= 6, `Landlock ABI ${s.landlockAbi}`)
-  assert.deepEqual([s.filesystem, s.network, s.signals, s.seccomp], [true, true, true, true])
+  assert.deepEqual([s.filesystem, s.network, s.signals, s.seccomp, s.namespaces], [true, true, true, true, true])
 })
 
 confinedTest('a confined command cannot create files outside its write trees; the root and its private TMPDIR it can', async () => {
@@ -109,7 +109,8 @@ confinedTest('a confined command cannot create files outside its write trees; th
     const refused = await sh(confined, script)
     assert.equal(refused.st.confined, true)
     assert.notEqual(refused.st.exitCode, 0)
-    assert.match(refused.err, /Permission denied/)
+    // Neither tree is in the command's view (its /tmp is its own).
+    assert.match(refused.err, /Directory nonexistent/)
     assert.equal(existsSync(join(dir, 'made')), false)
   }
   const ok = await sh(
@@ -165,7 +166,8 @@ confinedTest('each private TMPDIR is its own command\'s: commands of one policy,
   }
   const again = await sh(confined, `mkdir ${earlier[0]} && echo made`)
   assert.notEqual(again.st.exitCode, 0)
-  assert.match(again.err, /Permission denied/)
+  // The command's /tmp is its own, read-only but for its TMPDIR.
+  assert.match(again.err, /Read-only file system/)
   assert.equal(existsSync(earlier[0]!), false)
   const againOpen = await sh(host(r), `mkdir ${earlier[0]} && echo made`)
   assert.equal(againOpen.out, 'made\n')
@@ -185,7 +187,7 @@ confinedTest('each private TMPDIR is its own command\'s: commands of one policy,
   assert.match(firstTmp, /neurolink-commands-tmp-/)
   const second = await sh(confined, `echo own > "$TMPDIR/own" && cat "$TMPDIR/own"; echo theirs > ${firstTmp}/theirs`)
   assert.equal(second.out, 'own\n')
-  assert.match(second.err, /Permission denied/)
+  assert.match(second.err, /Directory nonexistent/)
   assert.equal(existsSync(join(firstTmp, 'theirs')), false)
   // The control: unconfined, the same write into the first's TMPDIR works.
   const open = await sh(host(r), `echo theirs > ${firstTmp}/theirs && echo wrote`)
@@ -205,7 +207,8 @@ confinedTest('a confined command cannot read a file in $HOME under the default r
   assert.equal((await sh(host(r), script)).out, 'aws_secret=1\n')
   const refused = await sh(host(r, {}), script)
   assert.notEqual(refused.st.exitCode, 0)
-  assert.match(refused.err, /Permission denied/)
+  // Not in the command's view at all.
+  assert.match(refused.err, /No such file or directory/)
   assert.equal(refused.out, '')
   // Listed under read, it is readable.
   const listed = await sh(host(r, { read: [home] }), script)
@@ -258,7 +261,8 @@ confinedTest('a confined command cannot signal the host', async () => {
   assert.equal((await sh(host(r), script)).out, 'reached\n')
   const refused = await sh(host(r, {}), script)
   assert.notEqual(refused.st.exitCode, 0)
-  assert.match(refused.err, /Operation not permitted/)
+  // The host is outside the command's PID namespace.
+  assert.match(refused.err, /No such process/)
 })
 
 confinedTest('grandchildren, also one in a new session (setsid), are confined the same way', async () => {
@@ -306,7 +310,7 @@ confinedTest('options.confine only narrows; policy.confine is validated', async 
   const unconfined = host(r)
   const c = await sh(unconfined, `echo x > ${sibling}/x`, { confine: { read: 'all', network: true } })
   assert.equal(c.st.confined, true)
-  assert.match(c.err, /Permission denied/)
+  assert.match(c.err, /Directory nonexistent/)
   assert.throws(() => host(r, { write: [join(r, 'missing')] }), coded('NLC_INVALID_ARGUMENT', /policy\.confine\.write entry .* is not an existing directory/))
   assert.throws(() => host(r, { tmp: 'nope' as never }), coded('NLC_INVALID_ARGUMENT', /policy\.confine\.tmp must be "private" or "shared"/))
   assert.throws(() => host(r, true as never), coded('NLC_INVALID_ARGUMENT', /policy\.confine must be false or a Confinement object/))
@@ -350,7 +354,11 @@ test('fail closed: without the Landlock ABI needed nothing starts, and the refus
     `,
   )
   const [support, refused, unconfined] = out.trimEnd().split('\n')
-  assert.deepEqual(JSON.parse(support!), { landlockAbi: 0, filesystem: false, network: false, signals: false, seccomp: true })
+  const { namespaces, namespacesWhyNot, ...landlock } = JSON.parse(support!)
+  assert.deepEqual(landlock, { landlockAbi: 0, filesystem: false, network: false, signals: false, seccomp: true })
+  // The namespaces are measured on their own (qemu-user does not make them
+  // for a new process; natively they are there).
+  if (!LANDLOCK_HIDDEN) assert.deepEqual([namespaces, namespacesWhyNot], [true, undefined])
   assert.match(refused!, /^REFUSED NLC_CONFINEMENT_UNAVAILABLE Confinement was asked for, but this kernel cannot enforce all of it: Landlock ABI 6 .* is needed, this kernel offers none \(ABI 0\)/)
   assert.match(refused!, /Nothing was started/)
   assert.match(refused!, /set confine: false in the policy/)
@@ -530,4 +538,99 @@ confinedTest('real tools work under the default confinement: node, npm and pnpm 
     await ok([SH, '-c', 'git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m m && git log --format=%s']),
     'm\n',
   )
+})
+
+confinedTest('fail closed for real: where user namespaces are refused, level "full" starts nothing and names the ways out; level "landlock" runs', () => {
+  const r = root()
+  // The host runs in a user namespace of its own whose
+  // user.max_user_namespaces is 0 (the same sysctl an administrator sets for
+  // the whole machine); the control runs in one that allows them.
+  const body = `
+    const nc = require(${JSON.stringify(join(import.meta.dirname, '..', 'index.js'))});
+    (async () => {
+      const s = nc.confinementSupport();
+      console.log(JSON.stringify([s.namespaces, s.namespacesWhyNot ?? null]));
+      const h = {};
+      nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: {} });
+      try {
+        const t = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'echo ran > full'], { cwd: '.' });
+        console.log('FULL ' + (await nc.awaitBackgroundCommand(h, t.taskId)).exitCode);
+      } catch (e) { console.log('REFUSED ' + e.code + ' ' + e.message) }
+      const l = {};
+      nc.setBackgroundCommandPolicy(l, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: { level: 'landlock' } });
+      const t = await nc.startBackgroundCommand(l, ['/bin/sh', '-c', 'echo ran > landlock'], { cwd: '.' });
+      const st = await nc.awaitBackgroundCommand(l, t.taskId);
+      console.log('LANDLOCK ' + st.exitCode + ' ' + st.confined);
+    })().catch((e) => { console.log('UNEXPECTED ' + e.message); process.exit(1) })`
+  const inNamespace = (limit: string) =>
+    execFileSync('unshare', ['-Ur', 'sh', '-c', `echo ${limit} > /proc/sys/user/max_user_namespaces && exec "$0" -e "$1"`, NODE, body], { encoding: 'utf8' })
+  const [support, full, landlock] = inNamespace('0').trimEnd().split('\n')
+  const [namespaces, whyNot] = JSON.parse(support!)
+  assert.equal(namespaces, false)
+  assert.match(whyNot, /user\.max_user_namespaces is 0/)
+  assert.match(full!, /^REFUSED NLC_CONFINEMENT_UNAVAILABLE .*user namespaces are refused on this host/)
+  assert.match(full!, /confine\.level: "landlock"/)
+  assert.match(full!, /confine: false/)
+  assert.equal(existsSync(join(r, 'full')), false)
+  assert.equal(landlock, 'LANDLOCK 0 true')
+  assert.equal(readFileSync(join(r, 'landlock'), 'utf8'), 'ran\n')
+  // Control: with user namespaces allowed, the same "full" start runs.
+  const [support2, full2] = inNamespace('100').trimEnd().split('\n')
+  assert.equal(support2, '[true,null]')
+  assert.equal(full2, 'FULL 0')
+  assert.equal(readFileSync(join(r, 'full'), 'utf8'), 'ran\n')
+})
+
+confinedTest('as nobody: the sandbox holds for an unprivileged host too (metadata of its own files outside the write trees, a daemon socket it may use), with the unconfined control', () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'nlc-nobody-')))
+  scratch.push(base)
+  const r = join(base, 'root')
+  const d = join(base, 'data')
+  const logs = join(base, 'logs')
+  for (const p of [r, d, logs]) mkdirSync(p)
+  writeFileSync(join(d, 'f'), 'mine\n')
+  execFileSync('chown', ['-R', 'nobody:nogroup', base])
+  chmodSync(base, 0o755)
+  const sock = join(base, 'daemon.sock')
+  const server = net.createServer((c) => c.end('hello\n'))
+  const body = (confine: string) => `
+    const nc = require(${JSON.stringify(join(import.meta.dirname, '..', 'index.js'))});
+    (async () => {
+      const h = {};
+      nc.setBackgroundCommandPolicy(h, { allowedExecutables: ['/bin/sh'], cwdRoot: ${JSON.stringify(r)}, confine: ${confine} });
+      const script = 'id -u; echo $$; echo w > mine && cat mine; chmod 600 ${d}/f; echo chmod=$?; ' +
+        'python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect(\\'${sock}\\'); print(s.recv(6).decode(), end=\\'\\')" 2>/dev/null; echo connect=$?';
+      const t = await nc.startBackgroundCommand(h, ['/bin/sh', '-c', script], { cwd: '.' });
+      const st = await nc.awaitBackgroundCommand(h, t.taskId);
+      console.log(JSON.stringify([st.confined, (await nc.readBackgroundCommandOutput(h, t.taskId, { stream: 'stdout' })).content]));
+    })().catch((e) => { console.log('UNEXPECTED ' + e.message); process.exit(1) })`
+  const asNobody = (confine: string) =>
+    new Promise<string>((resolve, reject) => {
+      const c = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', NODE, '-e', body(confine)], {
+        env: { ...process.env, HOME: '/nonexistent', TMPDIR: logs },
+        cwd: base,
+      })
+      let out = ''
+      c.stdout.on('data', (b) => (out += b))
+      c.on('error', reject)
+      c.on('close', () => resolve(out))
+    })
+  return new Promise<void>((resolve, reject) => {
+    server.listen(sock, async () => {
+      try {
+        chmodSync(sock, 0o777)
+        const confined = JSON.parse(await asNobody('{}'))
+        assert.deepEqual(confined, [true, '65534\n1\nw\nchmod=1\nconnect=1\n'])
+        assert.equal(readFileSync(join(r, 'mine'), 'utf8'), 'w\n')
+        // Control: the same host unconfined changes the mode and talks to the daemon.
+        const open = JSON.parse(await asNobody('false'))
+        assert.match(open[1], /^65534\n\d+\nw\nchmod=0\nhello\nconnect=0\n$/)
+        resolve()
+      } catch (e) {
+        reject(e)
+      } finally {
+        server.close()
+      }
+    })
+  })
 })

@@ -1,13 +1,19 @@
 // Case 7 — the cost of kernel confinement at start: with the host holding
 // --heap MiB of touched JS heap, time start → settle of `true`, one after
-// another, confined (the default Confinement: Landlock + the seccomp socket
-// filter, applied by a short-lived thread before posix_spawn) and unconfined.
+// another, confined (the default Confinement at level "full": Landlock
+// scopes, the seccomp socket filter, and the namespace sandbox the engine's
+// own clone makes) and unconfined — and, where bubblewrap is installed,
+// unconfined `bwrap` running `true` with the same isolation (user, mount and
+// PID namespaces, a new session, the system read-only, the root writable, a
+// fresh /proc and /dev).
 //
 // The two alternate start by start (which of the pair goes first alternates
 // too), so the machine's load — other work on a shared box — falls on both
 // alike; the figure is the median over every start of each kind, and the
 // ratio is the ratio of those medians. Each round's ratio and the means are
 // reported as well.
+
+import { existsSync } from 'node:fs'
 
 import { flags, loadOurs, median, now, report, scratch, TRUE } from './common.mjs'
 
@@ -27,10 +33,14 @@ const plain = {}
 nc.setBackgroundCommandPolicy(plain, { allowedExecutables: [TRUE], cwdRoot })
 const confined = {}
 nc.setBackgroundCommandPolicy(confined, { allowedExecutables: [TRUE], cwdRoot, confine: {} })
+const BWRAP = ['/usr/bin/bwrap', '/bin/bwrap'].find((p) => existsSync(p))
+const bwrapHost = {}
+const BWRAP_ARGV = BWRAP && [BWRAP, '--unshare-user', '--unshare-pid', '--new-session', '--ro-bind', '/', '/', '--bind', cwdRoot, cwdRoot, '--proc', '/proc', '--dev', '/dev', TRUE]
+if (BWRAP) nc.setBackgroundCommandPolicy(bwrapHost, { allowedExecutables: [BWRAP], cwdRoot })
 
-async function one(host, want) {
+async function one(host, want, argv = [TRUE]) {
   const t = now()
-  const { taskId } = await nc.startBackgroundCommand(host, [TRUE], { cwd: '.' })
+  const { taskId } = await nc.startBackgroundCommand(host, argv, { cwd: '.' })
   const st = await nc.awaitBackgroundCommand(host, taskId)
   const ms = now() - t
   if (st.exitCode !== 0 || st.confined !== want) throw new Error(JSON.stringify(st))
@@ -38,8 +48,9 @@ async function one(host, want) {
 }
 
 async function round(n) {
-  const out = { plain: [], confined: [] }
+  const out = { plain: [], confined: [], bwrap: [] }
   for (let i = 0; i < n; i++) {
+    if (BWRAP) out.bwrap.push(await one(bwrapHost, false, BWRAP_ARGV))
     if (i % 2 === 0) {
       out.plain.push(await one(plain, false))
       out.confined.push(await one(confined, true))
@@ -52,12 +63,13 @@ async function round(n) {
 }
 
 await round(Math.max(20, N / 10)) // warm-up
-const all = { plain: [], confined: [] }
+const all = { plain: [], confined: [], bwrap: [] }
 const rounds = []
 for (let r = 0; r < ROUNDS; r++) {
   const x = await round(N)
   all.plain.push(...x.plain)
   all.confined.push(...x.confined)
+  all.bwrap.push(...x.bwrap)
   rounds.push({ plainMs: median(x.plain), confinedMs: median(x.confined), ratio: median(x.confined) / median(x.plain) })
 }
 if (keep.length < 0) console.log(keep)
@@ -72,6 +84,7 @@ report({
   plainMs,
   confinedMs,
   ratio: confinedMs / plainMs,
+  bwrapMs: BWRAP ? median(all.bwrap) : null,
   meanRatio: mean(all.confined) / mean(all.plain),
   perRound: rounds,
 })

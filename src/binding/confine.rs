@@ -3,6 +3,7 @@
 
 use engine::errors::EngineError;
 use engine::policy::confine::{ConfinementInput, ReadInput, Tmp};
+use engine::process::confine::Level;
 use napi::bindgen_prelude::{Object, Unknown};
 use napi::ValueType;
 use napi_derive::napi;
@@ -89,12 +90,35 @@ fn confinement(v: &Unknown, what: &str) -> R<ConfinementInput> {
             )))
         }
     };
+    let level = match opt_string(&obj, "level", what)?.as_deref() {
+        None => None,
+        Some("full") => Some(Level::Full),
+        Some("landlock") => Some(Level::Landlock),
+        Some(other) => {
+            return Err(EngineError::BadInput(format!(
+                "{what}.level must be \"full\" or \"landlock\" (got {other:?})"
+            )))
+        }
+    };
+    let protect = field(&obj, "protect", what)?;
+    let protect = if absent(&protect) {
+        None
+    } else {
+        Some(string_array(
+            &protect,
+            &format!("{what}.protect"),
+            "[\".npmrc\", \".vscode\"]",
+            MAX_LIST_ENTRIES,
+        )?)
+    };
     Ok(ConfinementInput {
         write: trees(&obj, "write", what)?,
         read,
         exec: trees(&obj, "exec", what)?,
         network: opt_bool(&obj, "network", what)?,
         tmp,
+        protect,
+        level,
     })
 }
 
@@ -106,6 +130,8 @@ pub struct NativeConfinementSupport {
     pub network: bool,
     pub signals: bool,
     pub seccomp: bool,
+    pub namespaces: bool,
+    pub namespaces_why_not: Option<String>,
 }
 
 /// What kernel confinement this machine supports (measured once).
@@ -118,5 +144,7 @@ pub fn confinement_support() -> NativeConfinementSupport {
         network: s.network,
         signals: s.signals,
         seccomp: s.seccomp,
+        namespaces: s.namespaces,
+        namespaces_why_not: engine::process::confine::namespaces_why_not(),
     }
 }

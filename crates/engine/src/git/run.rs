@@ -326,6 +326,8 @@ fn git_confinement(repo: &Path, env: &[(String, String)]) -> Confinement {
         // a private TMPDIR, removed when the run settles.
         tmp: Tmp::Private,
         read_files,
+        protect: Vec::new(),
+        level: Default::default(),
     }
 }
 

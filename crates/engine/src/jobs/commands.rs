@@ -170,9 +170,14 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         kill_grace_ms: policy.kill_grace_ms,
         bank: ctx.bank,
         pgid: AtomicI32::new(0),
-        // A confined command's PID namespace is not made here yet, so only
-        // the cgroup counts.
-        containment: crate::process::containment(false, cgroup.is_some()),
+        // A command confined at level "full" is PID 1 of its own PID
+        // namespace: every descendant dies with it.
+        containment: crate::process::containment(
+            confine
+                .as_ref()
+                .is_some_and(|p| p.level == crate::process::confine::Level::Full),
+            cgroup.is_some(),
+        ),
         live: Mutex::new(Live::queued()),
         settled: Settled::new(),
         link: Mutex::new(Link::Supervisor(tx)),
@@ -225,7 +230,7 @@ fn confinement_of(
     let Some(c) = confine::effective(policy.confine.as_ref(), options, &root)? else {
         return Ok(None);
     };
-    if let Some(why) = crate::process::confine::missing(c.network) {
+    if let Some(why) = crate::process::confine::missing_at(c.network, c.level) {
         return Err(EngineError::ConfinementUnavailable(why));
     }
     Ok(Some((c, root)))

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::errors::{clip, os_reason, EngineError, EngineResult};
-use crate::process::confine::{Grant, Plan};
+use crate::process::confine::{Grant, Level, Plan};
 
 /// The `read` of a confinement as given.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -48,6 +48,10 @@ pub struct ConfinementInput {
     pub network: Option<bool>,
     /// `tmp`: absent = `"private"`.
     pub tmp: Option<Tmp>,
+    /// `protect`: paths relative to each write tree kept read-only.
+    pub protect: Option<Vec<String>>,
+    /// `level`: absent = `"full"`.
+    pub level: Option<Level>,
 }
 
 /// The read set, resolved.
@@ -77,6 +81,10 @@ pub struct Confinement {
     /// Extra readable files (the git toolset's configuration files); never
     /// given by callers.
     pub read_files: Vec<PathBuf>,
+    /// Paths relative to each write tree kept read-only.
+    pub protect: Vec<PathBuf>,
+    /// How much of the confinement applies.
+    pub level: Level,
 }
 
 /// The program and library trees every confined command can read and run.
@@ -151,6 +159,8 @@ pub fn resolve(input: &ConfinementInput, cwd_root: &Path, what: &str) -> EngineR
         network: input.network.unwrap_or(false),
         tmp: input.tmp.unwrap_or_default(),
         read_files: Vec::new(),
+        protect: protect_list(what, input.protect.as_deref().unwrap_or(&[]))?,
+        level: input.level.unwrap_or_default(),
     })
 }
 
@@ -204,6 +214,15 @@ pub fn effective(
     if opts.tmp.is_none() {
         c.tmp = pol.tmp;
     }
+    // More protected paths only narrow: the policy's stay.
+    for p in &pol.protect {
+        if !c.protect.contains(p) {
+            c.protect.push(p.clone());
+        }
+    }
+    if opts.level.is_none() {
+        c.level = pol.level;
+    }
     let widen = |msg: String| {
         Err(EngineError::BadInput(format!(
             "options.confine may only narrow the policy's confinement, never widen it: {msg}"
@@ -244,6 +263,12 @@ pub fn effective(
                 }
             }
         }
+    }
+    if c.level == Level::Landlock && pol.level == Level::Full {
+        return widen(
+            "level: \"landlock\" drops the namespace sandbox the policy's level \"full\" asks for"
+                .into(),
+        );
     }
     if c.network && !pol.network {
         return widen("network: true is allowed only where the policy's network is true".into());
@@ -348,6 +373,127 @@ fn system_paths(kind: SystemKind, writes: bool) -> SystemPaths {
         .clone()
 }
 
+/// `protect` entries: relative paths without `..`.
+fn protect_list(what: &str, list: &[String]) -> EngineResult<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in list {
+        let path = Path::new(p);
+        let fine = !p.is_empty()
+            && !p.contains('\0')
+            && path.is_relative()
+            && path
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !fine {
+            return Err(EngineError::BadInput(format!(
+                "{what}.protect entry {:?} must be a path relative to each write tree, without \"..\" (e.g. \".npmrc\" or \".vscode\")",
+                clip(p)
+            )));
+        }
+        out.push(path.to_path_buf());
+    }
+    Ok(out)
+}
+
+/// How many entries of a write tree are looked at for repositories
+/// directly below it.
+const CHILDREN_SCANNED: usize = 256;
+
+/// What stays protected inside the write trees (SPEC §8), in the order it
+/// is bound: for every git repository found — the one each write tree lies
+/// in (its `.git` found walking up), one directly at a write tree's top, one
+/// in each of its immediate children (the first 256 entries) — `.git`
+/// pinned (a mount point cannot be renamed or removed) and its `hooks` and
+/// `config` read-only; for a linked worktree (`.git` a file), the file, and
+/// its git directory's and common directory's `config` and `hooks`; then
+/// each `extra` path that exists under a write tree. A missing `hooks`
+/// directory is made (empty, as `git init` makes it) so it can be protected.
+pub fn protected(write: &[PathBuf], extra: &[PathBuf]) -> Vec<(PathBuf, bool)> {
+    let mut gits: Vec<PathBuf> = Vec::new();
+    let mut add = |g: PathBuf| {
+        if !gits.contains(&g) {
+            gits.push(g);
+        }
+    };
+    for w in write {
+        for dir in w.ancestors() {
+            let g = dir.join(".git");
+            if std::fs::symlink_metadata(&g).is_ok() {
+                add(g);
+                break;
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(w) {
+            for e in entries.flatten().take(CHILDREN_SCANNED) {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let g = e.path().join(".git");
+                    if std::fs::symlink_metadata(&g).is_ok() {
+                        add(g);
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(PathBuf, bool)> = Vec::new();
+    let push = |p: PathBuf, pin: bool, out: &mut Vec<(PathBuf, bool)>| {
+        if !out.iter().any(|(q, _)| *q == p) {
+            out.push((p, pin));
+        }
+    };
+    let git_dir_parts = |d: &Path, out: &mut Vec<(PathBuf, bool)>| {
+        let hooks = d.join("hooks");
+        if std::fs::symlink_metadata(&hooks).is_err() {
+            let _ = std::fs::create_dir(&hooks);
+        }
+        for p in [hooks, d.join("config")] {
+            if std::fs::symlink_metadata(&p).is_ok() {
+                push(p, false, out);
+            }
+        }
+    };
+    for g in gits {
+        let Ok(m) = std::fs::symlink_metadata(&g) else {
+            continue;
+        };
+        if m.is_dir() {
+            push(g.clone(), true, &mut out);
+            git_dir_parts(&g, &mut out);
+        } else if m.is_file() {
+            push(g.clone(), false, &mut out);
+            // gitdir: <path> → the worktree's git directory, whose
+            // `commondir` names the main one.
+            let target = std::fs::read_to_string(&g).ok().and_then(|t| {
+                let t = t.strip_prefix("gitdir:")?.trim().to_string();
+                let p = g.parent()?.join(t);
+                std::fs::canonicalize(p).ok()
+            });
+            if let Some(gd) = target {
+                git_dir_parts(&gd, &mut out);
+                let common = std::fs::read_to_string(gd.join("commondir"))
+                    .ok()
+                    .and_then(|c| std::fs::canonicalize(gd.join(c.trim())).ok());
+                if let Some(c) = common {
+                    push(c.clone(), true, &mut out);
+                    git_dir_parts(&c, &mut out);
+                }
+                push(gd.join("config.worktree"), false, &mut out);
+            }
+        }
+    }
+    for w in write {
+        for e in extra {
+            let p = w.join(e);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                push(p, false, &mut out);
+            }
+        }
+    }
+    // A symbolic link is not bound (a link cannot be mounted over): a
+    // `.git/hooks` that is a link stays replaceable.
+    out.retain(|(p, _)| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()));
+    out
+}
+
 /// Build the plan of `c` for a command in `cwd_root` running `exe_dirs`
 /// (argv[0]'s directory, and its real one), with its private temp directory
 /// `private_tmp` or the shared `shared_tmp`.
@@ -401,6 +547,12 @@ pub fn plan(
         rules,
         private_tmp: private,
         network: c.network,
+        protect: if c.level == Level::Full {
+            protected(&c.write, &c.protect)
+        } else {
+            Vec::new()
+        },
+        level: c.level,
     }
 }
 

@@ -55,9 +55,10 @@ pub unsafe fn spawn_into(
     stack: *mut u8,
     size: usize,
     cgroup: c_int,
+    namespaces: c_int,
 ) -> c_long {
     let args = CloneArgs {
-        flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
+        flags: (libc::CLONE_VM | libc::CLONE_VFORK | namespaces) as u64 | CLONE_INTO_CGROUP,
         exit_signal: libc::SIGCHLD as u64,
         stack: stack as u64,
         stack_size: size as u64,
@@ -126,6 +127,7 @@ pub unsafe fn spawn_into(
     _stack: *mut u8,
     _size: usize,
     _cgroup: c_int,
+    _namespaces: c_int,
 ) -> c_long {
     -(libc::ENOSYS as c_long)
 }

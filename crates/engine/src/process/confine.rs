@@ -53,6 +53,20 @@ pub struct Support {
     pub signals: bool,
     /// seccomp filters are available (for the socket-family filter).
     pub seccomp: bool,
+    /// The engine can start a command in new user, mount and PID (and
+    /// network) namespaces: the `"full"` level's sandbox.
+    pub namespaces: bool,
+}
+
+/// How much of the confinement a policy asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Level {
+    /// Landlock, seccomp and the namespace sandbox (SPEC §8 in full).
+    #[default]
+    Full,
+    /// Landlock and seccomp only, on a host that refuses user namespaces:
+    /// the gaps the documentation lists remain.
+    Landlock,
 }
 
 /// This kernel's support, measured once.
@@ -73,13 +87,54 @@ pub fn support() -> Support {
             network: abi >= 4,
             signals: abi >= 6,
             seccomp,
+            namespaces: namespaces_available().is_ok(),
         }
     })
 }
 
-/// What this kernel lacks to enforce a confinement (with or without
-/// network), phrased for a refusal; `None` when it can enforce all of it.
+/// Why the namespace sandbox cannot be made here (`None`: it can).
+pub fn namespaces_why_not() -> Option<String> {
+    namespaces_available().err()
+}
+
+/// Whether the namespace sandbox can be made here (the reason when not).
+fn namespaces_available() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        super::sandbox::available()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err("namespaces are a Linux feature".into())
+    }
+}
+
+/// What this kernel lacks to enforce a `"full"` confinement (with or
+/// without network), phrased for a refusal; `None` when it can enforce all
+/// of it.
 pub fn missing(network: bool) -> Option<String> {
+    missing_at(network, Level::Full)
+}
+
+/// What this kernel or host lacks to enforce a confinement of `level`.
+pub fn missing_at(network: bool, level: Level) -> Option<String> {
+    let base = missing_landlock(network);
+    if level == Level::Landlock || cfg!(not(target_os = "linux")) {
+        return base;
+    }
+    // Landlock's own absence is told first: without it nothing runs
+    // confined, whatever the level.
+    if base.is_some() {
+        return base;
+    }
+    namespaces_available().err().map(|why| {
+        format!(
+            "{why}. The \"full\" level runs every confined command in its own user, mount and PID namespaces; without them the start is refused. Ways out: allow user namespaces (sysctl user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns=0, or the container's seccomp profile), set confine.level: \"landlock\" in the policy (Landlock and seccomp only, with the gaps the documentation lists), or confine: false"
+        )
+    })
+}
+
+fn missing_landlock(network: bool) -> Option<String> {
     if cfg!(not(target_os = "linux")) {
         return Some(format!(
             "kernel confinement (Landlock and seccomp) is available on Linux only, and this is {}",
@@ -138,6 +193,12 @@ pub struct Plan {
     pub private_tmp: Option<PathBuf>,
     /// Whether the network stays reachable.
     pub network: bool,
+    /// Paths inside write trees kept read-only (`false`) or pinned as mount
+    /// points of themselves so they cannot be renamed or removed (`true`:
+    /// a repository's `.git`), in the order they are bound.
+    pub protect: Vec<(PathBuf, bool)>,
+    /// The level asked for.
+    pub level: Level,
 }
 
 /// `argv[0]`'s directory, found as the spawn finds the program (PATH of the
@@ -340,6 +401,18 @@ impl Job {
             deliver,
         } = self;
         let mut spawn = || {
+            #[cfg(target_os = "linux")]
+            if start.plan.level == Level::Full {
+                // The view's mounts are made by the child: Landlock refuses
+                // every mount to a process whose domain handles file access,
+                // so here it scopes signals, abstract sockets and TCP only;
+                // files are the view's.
+                imp::restrict_scopes(start.plan.network)?;
+                return spawn_in_view(&start);
+            }
+            // No user namespace here: nothing of the spawner's is kept.
+            #[cfg(target_os = "linux")]
+            crate::process::seccomp::drop_kept()?;
             imp::restrict_this_thread(&start.plan)?;
             spawn_start(&start)
         };
@@ -361,6 +434,23 @@ fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
         tmp: start.plan.private_tmp.as_deref(),
         cgroup: start.cgroup.as_ref().map(|c| c.handle()),
     })
+}
+
+/// The spawn of a `"full"` confined start, in its view.
+#[cfg(target_os = "linux")]
+fn spawn_in_view(start: &Start) -> std::io::Result<Spawned> {
+    use std::os::fd::AsFd;
+    super::spawn::spawn_in_view(
+        &super::transform::Request {
+            argv: &start.argv,
+            dir: start.dir.as_fd(),
+            env: start.env.as_deref(),
+            input: start.input,
+            tmp: start.plan.private_tmp.as_deref(),
+            cgroup: start.cgroup.as_ref().map(|c| c.handle()),
+        },
+        &start.plan,
+    )
 }
 
 #[cfg(target_os = "linux")]
@@ -677,6 +767,38 @@ mod imp {
         }
         // The calling thread descends from a hardened spawner and already
         // carries its filter and dropped capabilities; check it does.
+        if !hardened() {
+            return Err(ll("the seccomp filter is missing on the spawning thread"));
+        }
+        Ok(())
+    }
+
+    /// Restrict the calling thread with a ruleset that handles no file
+    /// access — signal and abstract-socket scopes, and TCP without
+    /// network — so the child it spawns can still make its view's mounts.
+    pub fn restrict_scopes(network: bool) -> io::Result<()> {
+        static KEPT: [Mutex<Option<RulesetCreated>>; 2] = [Mutex::new(None), Mutex::new(None)];
+        let mut kept = KEPT[usize::from(network)]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if kept.is_none() {
+            let mut ruleset = Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .scope(Scope::from_all(ABI::V6))
+                .map_err(ll)?;
+            if !network {
+                ruleset = ruleset
+                    .handle_access(AccessNet::from_all(ABI::V4))
+                    .map_err(ll)?;
+            }
+            *kept = Some(ruleset.create().map_err(ll)?);
+        }
+        let ruleset = kept.as_ref().expect("just made").try_clone().map_err(ll)?;
+        drop(kept);
+        let status = ruleset.restrict_self().map_err(ll)?;
+        if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
+            return Err(ll(format!("the kernel enforced it only as {status:?}")));
+        }
         if !hardened() {
             return Err(ll("the seccomp filter is missing on the spawning thread"));
         }

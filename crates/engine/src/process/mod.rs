@@ -10,6 +10,8 @@ pub mod confine;
 pub mod input_wait;
 pub mod posix_spawn;
 #[cfg(target_os = "linux")]
+pub mod sandbox;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 pub mod signals;
 pub mod spawn;
@@ -18,11 +20,6 @@ pub mod transform;
 pub mod vfork;
 pub mod watchdog;
 
-/// `start`, again while it fails with ETXTBSY: a script a test has just
-/// written can be "busy" for a moment, because a child another test thread
-/// created while the script was open for writing holds a copy of that
-/// descriptor until its own exec — for long under qemu-user, where the
-/// clone is a fork. Any other outcome is returned as it is.
 /// How much of a command's process tree the runner can reach (SPEC §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Containment {
@@ -56,6 +53,11 @@ pub fn containment(pid_namespace: bool, cgroup: bool) -> Containment {
     }
 }
 
+/// `start`, again while it fails with ETXTBSY: a script a test has just
+/// written can be "busy" for a moment, because a child another test thread
+/// created while the script was open for writing holds a copy of that
+/// descriptor until its own exec — for long under qemu-user, where the
+/// clone is a fork. Any other outcome is returned as it is.
 #[cfg(test)]
 pub(crate) fn unless_busy<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
     for _ in 0..200 {

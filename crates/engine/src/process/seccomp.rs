@@ -200,8 +200,15 @@ fn attach(prog: &[libc::sock_filter], flags: libc::c_ulong) -> io::Result<libc::
 /// bounding set is emptied. Without it (an ordinary user) neither can be
 /// changed, and neither matters: the permitted set is empty and
 /// `no_new_privs` keeps it so across every exec (setuid and file
-/// capabilities included). Then the ambient, inheritable, permitted and
-/// effective sets are emptied, and the result is checked.
+/// capabilities included). Then the ambient and inheritable sets are
+/// emptied, the permitted and effective ones are cut to `CAP_SETFCAP` if
+/// the thread held it, and the result is checked.
+///
+/// Why `CAP_SETFCAP` stays: a child born in a new user namespace may map a
+/// host uid of 0 (a root host's) only if its creator held it when the
+/// namespace was made. A start at level `"full"` needs that mapping; its
+/// child drops every capability in its namespace before its exec. Every
+/// other start first calls [`drop_kept`] on its own thread.
 pub fn drop_privileges() -> io::Result<()> {
     let prctl = |op: libc::c_int, a: libc::c_ulong| -> io::Result<()> {
         // SAFETY: prctl with integer arguments only; it changes this
@@ -245,10 +252,11 @@ pub fn drop_privileges() -> io::Result<()> {
     if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
         return Err(io::Error::last_os_error());
     }
-    capset_empty()?;
+    let keep = effective_caps()? & (1u64 << CAP_SETFCAP);
+    capset_only(keep)?;
     rustix::thread::set_no_new_privs(true)?;
     let (eff, prm, inh) = caps()?;
-    if eff | prm | inh != 0 {
+    if (eff | prm) & !keep != 0 || inh != 0 {
         return Err(io::Error::other(format!(
             "capabilities remain after the drop (effective {eff:#x}, permitted {prm:#x}, inheritable {inh:#x})"
         )));
@@ -258,6 +266,23 @@ pub fn drop_privileges() -> io::Result<()> {
 
 /// The capability that changes securebits and the bounding set.
 const CAP_SETPCAP: u32 = 8;
+
+/// The capability a creator of a user namespace needs for the namespace to
+/// map the host's uid 0.
+const CAP_SETFCAP: u32 = 31;
+
+/// Give up what [`drop_privileges`] kept (`CAP_SETFCAP`) on the calling
+/// thread: a start that makes no user namespace holds nothing at all.
+pub fn drop_kept() -> io::Result<()> {
+    capset_only(0)?;
+    let (eff, prm, inh) = caps()?;
+    if eff | prm | inh != 0 {
+        return Err(io::Error::other(format!(
+            "capabilities remain after the drop (effective {eff:#x}, permitted {prm:#x}, inheritable {inh:#x})"
+        )));
+    }
+    Ok(())
+}
 
 /// `_LINUX_CAPABILITY_VERSION_3`: two 32-bit words per set.
 const CAP_V3: u32 = 0x2008_0522;
@@ -301,13 +326,19 @@ fn effective_caps() -> io::Result<u64> {
     caps().map(|(e, _, _)| e)
 }
 
-/// Empty this thread's effective, permitted and inheritable sets.
-fn capset_empty() -> io::Result<()> {
+/// Cut this thread's effective and permitted sets to `keep` (a subset of
+/// what it holds) and empty its inheritable set.
+fn capset_only(keep: u64) -> io::Result<()> {
     let mut h = CapHeader {
         version: CAP_V3,
         pid: 0,
     };
-    let d = [CapData::default(); 2];
+    let word = |i: u32| (keep >> (32 * i)) as u32;
+    let d = [0, 1].map(|i| CapData {
+        effective: word(i),
+        permitted: word(i),
+        inheritable: 0,
+    });
     // SAFETY: capset reads the header and two CapData (the v3 layout); pid
     // 0 is the calling thread.
     let rc = unsafe { libc::syscall(libc::SYS_capset, &mut h as *mut CapHeader, d.as_ptr()) };
@@ -620,10 +651,21 @@ mod tests {
                 tid,
                 Box::new(move |n| _ = counted.fetch_add(n, Ordering::Relaxed)),
             );
+            let kept = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+            drop_kept().unwrap();
             let caps = std::fs::read_to_string("/proc/thread-self/status").unwrap();
-            (probes(), caps)
+            (probes(), kept, caps)
         });
-        let (filtered, caps) = on_thread.join().unwrap();
+        let (filtered, kept, caps) = on_thread.join().unwrap();
+        // Hardened, the thread keeps at most CAP_SETFCAP (a root host's
+        // user namespaces need it), then gives that up too.
+        for set in ["CapPrm", "CapEff"] {
+            assert!(
+                kept.contains(&format!("{set}:\t0000000000000000"))
+                    || kept.contains(&format!("{set}:\t0000000080000000")),
+                "{set}: {kept}"
+            );
+        }
         assert_eq!(
             filtered,
             [

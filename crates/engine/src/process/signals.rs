@@ -94,7 +94,21 @@ pub fn name(sig: i32) -> String {
 
 /// Send `sig` to every process of group `pgid`; a group that is already
 /// gone is not an error.
+///
+/// A confined command is PID 1 of its own PID namespace, and the kernel
+/// delivers to such a process, from outside its namespace, only the
+/// signals it has a handler for (and SIGKILL, SIGSTOP): a SIGTERM it does
+/// not catch would be dropped and the command would run until the kill
+/// grace. So when the leader is PID 1 of a namespace, `sig` would end an
+/// ordinary process (its default action terminates) and the leader neither
+/// catches nor ignores it, the group gets SIGKILL instead.
 pub fn signal_group(pgid: i32, sig: i32) {
+    #[cfg(target_os = "linux")]
+    let sig = if pgid > 1 && terminates_by_default(sig) && namespace_init_ignores(pgid, sig) {
+        libc::SIGKILL
+    } else {
+        sig
+    };
     let (Some(group), Some(sig)) = (
         rustix::process::Pid::from_raw(pgid).filter(|_| pgid > 1),
         rustix::process::Signal::from_named_raw(sig),
@@ -102,6 +116,53 @@ pub fn signal_group(pgid: i32, sig: i32) {
         return;
     };
     let _ = rustix::process::kill_process_group(group, sig);
+}
+
+/// Whether an uncaught `sig` ends a process (not SIGCHLD, SIGCONT, SIGURG,
+/// SIGWINCH nor the stop signals).
+#[cfg(target_os = "linux")]
+fn terminates_by_default(sig: i32) -> bool {
+    !matches!(
+        sig,
+        libc::SIGCHLD
+            | libc::SIGCONT
+            | libc::SIGURG
+            | libc::SIGWINCH
+            | libc::SIGSTOP
+            | libc::SIGTSTP
+            | libc::SIGTTIN
+            | libc::SIGTTOU
+            | libc::SIGKILL
+    ) && (1..=64).contains(&sig)
+}
+
+/// Whether `pid` is PID 1 of a PID namespace below ours that has no handler
+/// for `sig` and does not ignore it (from `/proc/<pid>/status`).
+#[cfg(target_os = "linux")]
+fn namespace_init_ignores(pid: i32, sig: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    let init = field("NSpid:").is_some_and(|v| {
+        let ids: Vec<&str> = v.split_whitespace().collect();
+        ids.len() > 1 && ids.last() == Some(&"1")
+    });
+    if !init {
+        return false;
+    }
+    let mask = |name: &str| {
+        field(name)
+            .and_then(|v| u64::from_str_radix(v, 16).ok())
+            .unwrap_or(0)
+    };
+    let bit = 1u64 << (sig - 1);
+    (mask("SigCgt:") | mask("SigIgn:")) & bit == 0
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ pub const DEFAULT_TERM: &str = "xterm-256color";
 /// Start what `req` describes (the one entry point of this module).
 pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
     match req.input {
-        Input::Terminal { cols, rows } => spawn_in_terminal(req, cols, rows),
+        Input::Terminal { cols, rows } => spawn_in_terminal(req, cols, rows, None),
         // A private temp directory to add to the environment: the engine's
         // own posix_spawn builds the child's environment strings once
         // (`Command` would copy every variable into a map first).
@@ -137,6 +137,7 @@ fn spawn_piped(
         dir,
         stdin_pipe,
         cgroup,
+        None,
     )?;
     Ok(Spawned {
         pid: p.pid,
@@ -242,6 +243,41 @@ fn spawn_piped_own(
     })
 }
 
+/// Linux: start a confined command of the `"full"` level in its namespace
+/// sandbox ([`super::sandbox`]) with the engine's own clone-based spawn:
+/// the private temp directory in its environment, a bare name looked up in
+/// the command's PATH inside the view.
+#[cfg(target_os = "linux")]
+pub fn spawn_in_view(req: &Request<'_>, plan: &super::confine::Plan) -> io::Result<Spawned> {
+    if let Input::Terminal { cols, rows } = req.input {
+        return spawn_in_terminal(req, cols, rows, Some(plan));
+    }
+    let view = super::sandbox::View::prepare(plan, req.dir, None)?;
+    let envp = envp_with(req.env, req.tmp)?;
+    let c_argv = c_strings(req.argv)?;
+    let path = (!req.argv[0].contains('/')).then(|| match req.env {
+        Some(e) => path_of(e).as_bytes().to_vec(),
+        None => super::vfork::host_path(),
+    });
+    let p = super::vfork::spawn_piped(
+        &c_argv[0],
+        path.as_deref(),
+        &c_argv,
+        Some(&envp),
+        req.dir,
+        req.input == Input::Pipe,
+        req.cgroup,
+        Some(&view),
+    )?;
+    Ok(Spawned {
+        pid: p.pid,
+        stdout: p.stdout,
+        stderr: Some(p.stderr),
+        stdin: p.stdin,
+        terminal: None,
+    })
+}
+
 /// argv in C form.
 fn c_strings(argv: &[String]) -> io::Result<Vec<CString>> {
     argv.iter().map(|a| c_string(a.as_bytes())).collect()
@@ -272,7 +308,15 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
 /// leader of a new session whose controlling terminal it is. The host keeps
 /// only the master side (never the slave, so the master reads end of file —
 /// EIO — once every process of the session has closed the terminal).
-fn spawn_in_terminal(req: &Request<'_>, cols: u16, rows: u16) -> io::Result<Spawned> {
+///
+/// With `plan` (Linux, a `"full"` confined start) the child is the
+/// engine's own clone into the plan's namespace sandbox.
+fn spawn_in_terminal(
+    req: &Request<'_>,
+    cols: u16,
+    rows: u16,
+    plan: Option<&super::confine::Plan>,
+) -> io::Result<Spawned> {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     #[cfg(target_os = "linux")]
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
@@ -300,14 +344,31 @@ fn spawn_in_terminal(req: &Request<'_>, cols: u16, rows: u16) -> io::Result<Spaw
         envp.push(c_string(format!("TERM={DEFAULT_TERM}").as_bytes())?);
     }
     let (program, search, argv) = program_and_argv(req.argv, req.env)?;
-    let pid = super::posix_spawn::spawn_in_terminal(&super::posix_spawn::TerminalSpawn {
-        program: &program,
-        search,
-        argv: &argv,
-        envp: &envp,
-        dir: req.dir,
-        slave: &slave,
-    })?;
+    let pid = match plan {
+        #[cfg(target_os = "linux")]
+        Some(plan) => {
+            let node = Path::new(std::ffi::OsStr::from_bytes(slave.to_bytes()));
+            let view = super::sandbox::View::prepare(plan, req.dir, Some(node))?;
+            let path = search.then(super::vfork::host_path);
+            super::vfork::spawn_in_terminal(
+                &program,
+                path.as_deref(),
+                &argv,
+                &envp,
+                req.dir,
+                &slave,
+                &view,
+            )?
+        }
+        _ => super::posix_spawn::spawn_in_terminal(&super::posix_spawn::TerminalSpawn {
+            program: &program,
+            search,
+            argv: &argv,
+            envp: &envp,
+            dir: req.dir,
+            slave: &slave,
+        })?,
+    };
     await_own_session(pid);
     enter_cgroup(pid, req.cgroup)?;
     // Non-blocking for the supervisor's event loop (the flag belongs to the

@@ -14,9 +14,12 @@
 //!    group reaches it from here on; a command with a cgroup of its own is
 //!    created in it (`clone3`, [`super::clone3`]), or, where the kernel
 //!    cannot, enters it here (`0` written to its `cgroup.procs`) before it
-//!    can start anything;
+//!    can start anything (a terminal start: its terminal is opened after
+//!    step 3, so that it becomes the controlling terminal);
 //! 2. stdin, stdout and stderr from the descriptors the parent prepared;
-//! 3. the held directory entered by descriptor (`fchdir`);
+//! 3. the held directory entered by descriptor (`fchdir`) — or, for a
+//!    confined start at level "full", its namespace sandbox entered (see
+//!    [`super::sandbox`]), the checked directory by path in it;
 //! 4. the signals the host ignores (SIGPIPE, for one; the parent reads the
 //!    dispositions before the clone) back to their default action — exec
 //!    resets the handled ones itself, and no handler of the host can run in
@@ -90,6 +93,12 @@ struct Plan {
     reset: u64,
     /// The write end of the report pipe, or -1.
     report: c_int,
+    /// The terminal to open as 0, 1 and 2 in a new session (`stdio` unused),
+    /// or null.
+    terminal: *const c_char,
+    /// The namespace sandbox to enter instead of `dir`, or null (see
+    /// [`super::sandbox`]).
+    view: *const super::sandbox::View,
     /// Set by the child first thing.
     ran: AtomicBool,
     /// The errno of the step that failed, set by the child before it exits.
@@ -120,13 +129,37 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             }
             libc::close(procs);
         }
-        for (to, &from) in p.stdio.iter().enumerate() {
-            if libc::dup2(from, to as c_int) < 0 {
-                fail(p, errno());
+        if p.terminal.is_null() {
+            // A terminal start opens its terminal once the view is entered
+            // (below), by the same path there, so that its name resolves.
+            for (to, &from) in p.stdio.iter().enumerate() {
+                if libc::dup2(from, to as c_int) < 0 {
+                    fail(p, errno());
+                }
             }
         }
-        if libc::fchdir(p.dir) != 0 {
+        if !p.view.is_null() {
+            // A confined start: its namespaces' view, entered by the path
+            // of the checked directory (compared with the held one).
+            if let Err(e) = super::sandbox::enter(&*p.view) {
+                fail(p, e);
+            }
+        } else if libc::fchdir(p.dir) != 0 {
             fail(p, errno());
+        }
+        if !p.terminal.is_null() {
+            let fd = libc::open(p.terminal, libc::O_RDWR);
+            if fd < 0 {
+                fail(p, errno());
+            }
+            for to in 0..3 {
+                if fd != to && libc::dup2(fd, to) < 0 {
+                    fail(p, errno());
+                }
+            }
+            if fd > 2 {
+                libc::close(fd);
+            }
         }
         let mut reset = p.reset;
         while reset != 0 {
@@ -293,6 +326,7 @@ pub fn host_path() -> Vec<u8> {
 /// the held directory, with `envp` (the host's environment when `None`).
 /// Returns once the child has exec'd; a failure before or in the exec
 /// comes back as the error (ENOENT, EACCES, E2BIG, …).
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_piped(
     program: &CStr,
     search: Option<&[u8]>,
@@ -301,6 +335,7 @@ pub fn spawn_piped(
     dir: BorrowedFd<'_>,
     stdin_pipe: bool,
     cgroup: Option<super::cgroup::Handle<'_>>,
+    view: Option<&super::sandbox::View>,
 ) -> io::Result<Piped> {
     let StdioPipes {
         stdin,
@@ -311,6 +346,68 @@ pub fn spawn_piped(
         Some((r, _)) => r.as_raw_fd(),
         None => dev_null()?.as_raw_fd(),
     };
+    let pid = spawn_raw(
+        program,
+        search,
+        argv,
+        envp,
+        dir,
+        [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
+        None,
+        cgroup,
+        view,
+    )?;
+    drop((out_w, err_w));
+    let stdin = stdin.map(|(r, w)| {
+        drop(r);
+        w
+    });
+    Ok(Piped {
+        pid,
+        stdin,
+        stdout: out_r,
+        stderr: err_r,
+    })
+}
+
+/// Start `program` in `view` as the leader of a new session whose
+/// controlling terminal is `slave` (opened by the child as its 0, 1 and 2).
+/// Returns its pid once it has exec'd.
+pub fn spawn_in_terminal(
+    program: &CStr,
+    search: Option<&[u8]>,
+    argv: &[CString],
+    envp: &[CString],
+    dir: BorrowedFd<'_>,
+    slave: &CStr,
+    view: &super::sandbox::View,
+) -> io::Result<i32> {
+    spawn_raw(
+        program,
+        search,
+        argv,
+        Some(envp),
+        dir,
+        [-1; 3],
+        Some(slave),
+        None,
+        Some(view),
+    )
+}
+
+/// The clone and its report, for both kinds of start.
+#[allow(clippy::too_many_arguments)]
+fn spawn_raw(
+    program: &CStr,
+    search: Option<&[u8]>,
+    argv: &[CString],
+    envp: Option<&[CString]>,
+    dir: BorrowedFd<'_>,
+    stdio: [c_int; 3],
+    terminal: Option<&CStr>,
+    cgroup: Option<super::cgroup::Handle<'_>>,
+    view: Option<&super::sandbox::View>,
+) -> io::Result<i32> {
     let report = if SHARED_MEMORY.load(Ordering::Relaxed) {
         None
     } else {
@@ -328,11 +425,13 @@ pub fn spawn_piped(
         envp: envp_ptrs
             .as_ref()
             .map_or_else(|| unsafe { environ }, |e| e.as_ptr().cast()),
-        stdio: [stdin_src, out_w.as_raw_fd(), err_w.as_raw_fd()],
+        stdio,
         dir: dir.as_raw_fd(),
         cgroup: -1,
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
+        terminal: terminal.map_or(std::ptr::null(), CStr::as_ptr),
+        view: view.map_or(std::ptr::null(), |v| v as *const _),
         ran: AtomicBool::new(false),
         errno: AtomicI32::new(0),
     };
@@ -351,6 +450,7 @@ pub fn spawn_piped(
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
             let mut pid = -1;
+            let flags = view.map_or(0, |v| v.flags);
             if let Some(c) = cgroup.filter(|_| CLONE3.load(Ordering::Relaxed)) {
                 let base = stack.as_mut_ptr();
                 let r = super::clone3::spawn_into(
@@ -359,6 +459,7 @@ pub fn spawn_piped(
                     base,
                     top - base as usize,
                     c.dir.as_raw_fd(),
+                    flags,
                 );
                 if r >= 0 {
                     pid = r as c_int;
@@ -375,7 +476,7 @@ pub fn spawn_piped(
                 pid = libc::clone(
                     child,
                     top as *mut c_void,
-                    libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                    libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | flags,
                     &mut plan as *mut Plan as *mut c_void,
                 );
             }
@@ -388,11 +489,6 @@ pub fn spawn_piped(
             }
         }
     })?;
-    drop((out_w, err_w));
-    let stdin = stdin.map(|(r, w)| {
-        drop(r);
-        w
-    });
     let failed = if plan.ran.load(Ordering::Relaxed) {
         SHARED_MEMORY.store(true, Ordering::Relaxed);
         plan.errno.load(Ordering::Relaxed)
@@ -428,12 +524,33 @@ pub fn spawn_piped(
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(io::Error::from_raw_os_error(failed));
     }
-    Ok(Piped {
-        pid,
-        stdin,
-        stdout: out_r,
-        stderr: err_r,
-    })
+    Ok(pid)
+}
+
+/// Start `true` in `view` and wait for it: whether this host can make the
+/// namespaces and the view at all.
+pub fn probe(view: &super::sandbox::View, dir: BorrowedFd<'_>) -> io::Result<()> {
+    let p = spawn_piped(
+        c"true",
+        Some(b"/usr/bin:/bin"),
+        &[CString::from(c"true")],
+        None,
+        dir,
+        false,
+        None,
+        Some(view),
+    )?;
+    drop((p.stdout, p.stderr));
+    let mut status = 0;
+    // SAFETY: our own child, reaped once.
+    unsafe { libc::waitpid(p.pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "the probe ended with status {status}"
+        )))
+    }
 }
 
 #[cfg(test)]
@@ -478,8 +595,18 @@ mod tests {
         dir: &std::path::Path,
     ) -> io::Result<(String, String, i32)> {
         let d = open_dir(dir);
-        let p =
-            unless_busy(|| spawn_piped(&c(program), path, &argv(a), None, d.as_fd(), false, None))?;
+        let p = unless_busy(|| {
+            spawn_piped(
+                &c(program),
+                path,
+                &argv(a),
+                None,
+                d.as_fd(),
+                false,
+                None,
+                None,
+            )
+        })?;
         Ok(finish(p))
     }
 
@@ -499,6 +626,7 @@ mod tests {
             None,
             dir.as_fd(),
             true,
+            None,
             None,
         )
         .unwrap();
@@ -561,6 +689,7 @@ mod tests {
             None,
             dir.as_fd(),
             false,
+            None,
             None,
         )
         .unwrap();
@@ -680,6 +809,7 @@ mod tests {
             Some(&env),
             dir.as_fd(),
             false,
+            None,
             None,
         )
         .unwrap();

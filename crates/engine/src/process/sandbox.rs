@@ -1,0 +1,779 @@
+//! Linux: the namespace sandbox of a confined start at the `"full"` level
+//! (SPEC §8).
+//!
+//! The engine's own spawn ([`super::vfork`]) creates the child with
+//! `clone(CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWNS |
+//! CLONE_NEWPID)` — a new child of a multi-threaded process may be born
+//! in new namespaces, only `unshare` of the caller may not — and the child,
+//! before its exec, builds the command's filesystem view from what
+//! [`View::prepare`] resolved in the parent (every path a `CString` made
+//! before the clone; the child only makes system calls):
+//!
+//! 1. its own uid and gid mapped to themselves (`setgroups` denied first),
+//!    and no further user namespace allowed inside (the namespace's
+//!    `user.max_user_namespaces` set to 0);
+//! 2. every source tree cloned (`open_tree`) while the host's tree is still
+//!    in view — read trees read-only, write trees writable, all `nosuid` and
+//!    `nodev`;
+//! 3. a fresh tmpfs (read set `"system"` or a list) or the read-only clone
+//!    of `/` (read `"all"`) attached as the new root, the clones attached in
+//!    it at their own paths, a new `/dev` of a few device nodes, a private
+//!    `/dev/shm` and `/dev/pts`, a private `/tmp`, a fresh read-only `/proc`
+//!    of the new PID namespace, and the protected paths inside write trees
+//!    bound read-only over them (a mount point can be neither renamed nor
+//!    removed);
+//! 4. `pivot_root` into it, the old root detached, the checked directory
+//!    entered by its path in the view and compared (device and inode) with
+//!    the descriptor held since the cwd check;
+//! 5. every capability dropped, the bounding set emptied.
+//!
+//! The command is PID 1 of its PID namespace: when it ends, the kernel kills
+//! everything left in it. No pathname socket outside the write trees is in
+//! the view, and a new network namespace (network off) hides the host's
+//! abstract sockets.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::raw::c_int;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::confine::{Grant, Plan};
+
+/// Where the new root is assembled (a tmpfs or the clone of `/` is
+/// attached here in the child's own mount namespace; every source is
+/// cloned before, so covering the host's `/tmp` hides nothing the view
+/// needs).
+const STAGE: &str = "/tmp";
+
+const OPEN_TREE_CLONE: u32 = 1;
+const AT_RECURSIVE: u32 = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: u32 = 4;
+const MOUNT_ATTR_RDONLY: u64 = 1;
+const MOUNT_ATTR_NOSUID: u64 = 2;
+const MOUNT_ATTR_NODEV: u64 = 4;
+const MOUNT_ATTR_NOEXEC: u64 = 8;
+
+/// The kernel's `struct mount_attr`.
+#[repr(C)]
+struct MountAttr {
+    set: u64,
+    clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// One step of the child's setup.
+#[derive(Debug)]
+enum Op {
+    /// Clone the tree at `src` into slot `slot` (recursively unless it is a
+    /// file) with these mount attributes.
+    Clone {
+        src: CString,
+        slot: usize,
+        recursive: bool,
+        attr: u64,
+        /// Clone a symbolic link itself, not what it names.
+        nofollow: bool,
+    },
+    /// A directory (and its parents, already made by earlier steps).
+    Mkdir(CString),
+    /// An empty file to mount a file on.
+    File(CString),
+    /// A symbolic link `at` → `to`.
+    Symlink { to: CString, at: CString },
+    /// Attach the clone in `slot` at `at`.
+    Attach { slot: usize, at: CString },
+    /// A fresh filesystem (`tmpfs`, `proc`, `devpts`) at `at`.
+    Mount {
+        fstype: CString,
+        at: CString,
+        flags: libc::c_ulong,
+        data: CString,
+    },
+    /// Make the mount at `at` read-only (not recursively).
+    ReadOnly(CString),
+}
+
+/// How many trees a view clones at most.
+const MAX_SLOTS: usize = 96;
+
+/// What the child of a `"full"` confined start does, prepared by the parent.
+#[derive(Debug)]
+pub struct View {
+    /// The namespace flags added to the clone.
+    pub flags: c_int,
+    uid_map: CString,
+    gid_map: CString,
+    ops: Vec<Op>,
+    /// Whether the root is the clone of `/` (slot 0) instead of a tmpfs.
+    clone_root: bool,
+    /// The checked directory's path in the view and its identity.
+    cwd: CString,
+    cwd_dev: u64,
+    cwd_ino: u64,
+    /// The highest capability this kernel knows.
+    last_cap: c_int,
+}
+
+/// `path` under the stage, as a C string.
+fn staged(path: &Path) -> io::Result<CString> {
+    let mut b = STAGE.as_bytes().to_vec();
+    if path != Path::new("/") {
+        b.extend_from_slice(path.as_os_str().as_bytes());
+    }
+    cstr(b)
+}
+
+fn cstr(b: impl Into<Vec<u8>>) -> io::Result<CString> {
+    CString::new(b).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL"))
+}
+
+/// The read set a plan was built for, from its fixed system paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    All,
+    System,
+    Trees,
+}
+
+fn kind(plan: &Plan) -> Kind {
+    if plan.system.iter().any(|(p, _)| p == Path::new("/")) {
+        Kind::All
+    } else if plan.system.iter().any(|(p, _)| p == Path::new("/etc")) {
+        Kind::System
+    } else {
+        Kind::Trees
+    }
+}
+
+/// Builds the list of steps: directories made once, sources numbered.
+struct Builder {
+    ops: Vec<Op>,
+    made: Vec<PathBuf>,
+    slots: usize,
+    /// Directories the base of the view already holds (read `"all"`: the
+    /// whole clone of `/`; they exist, and `mkdir` would fail read-only).
+    base_all: bool,
+    /// Fresh filesystems mounted so far in an `"all"` view (below them
+    /// directories must be made).
+    fresh: Vec<PathBuf>,
+}
+
+impl Builder {
+    /// Make `dir` and its parents in the view (those not made yet).
+    fn dirs(&mut self, dir: &Path) -> io::Result<()> {
+        let mut chain: Vec<&Path> = dir.ancestors().collect();
+        chain.reverse();
+        for d in chain {
+            if d == Path::new("/") || self.made.iter().any(|m| m == d) {
+                continue;
+            }
+            let in_base = self.base_all && !self.fresh.iter().any(|f| d.starts_with(f) && d != f);
+            if !in_base {
+                self.ops.push(Op::Mkdir(staged(d)?));
+            }
+            self.made.push(d.to_path_buf());
+        }
+        Ok(())
+    }
+
+    /// Clone `src` (a directory or a file) and attach it at the same path.
+    fn bind(&mut self, src: &Path, attr: u64) -> io::Result<()> {
+        self.bind_as(src, attr, false)
+    }
+
+    /// [`Self::bind`]; with `nofollow` a symbolic link is bound as itself
+    /// (a protected path swapped for a link meanwhile reveals nothing).
+    fn bind_as(&mut self, src: &Path, attr: u64, nofollow: bool) -> io::Result<()> {
+        if self.slots >= MAX_SLOTS {
+            return Err(io::Error::other("too many trees for one confined view"));
+        }
+        let is_dir = if nofollow {
+            std::fs::symlink_metadata(src)?.is_dir()
+        } else {
+            std::fs::metadata(src)?.is_dir()
+        };
+        let slot = self.slots;
+        self.slots += 1;
+        // Clones come first: the host's tree is still in view then.
+        let at = self
+            .ops
+            .iter()
+            .position(|o| !matches!(o, Op::Clone { .. }))
+            .unwrap_or(self.ops.len());
+        self.ops.insert(
+            at,
+            Op::Clone {
+                src: cstr(src.as_os_str().as_bytes())?,
+                slot,
+                recursive: is_dir,
+                attr,
+                nofollow,
+            },
+        );
+        if is_dir {
+            self.dirs(src)?;
+        } else {
+            if let Some(parent) = src.parent() {
+                self.dirs(parent)?;
+            }
+            let in_base = self.base_all && !self.fresh.iter().any(|f| src.starts_with(f));
+            if !in_base {
+                self.ops.push(Op::File(staged(src)?));
+            }
+        }
+        self.ops.push(Op::Attach {
+            slot,
+            at: staged(src)?,
+        });
+        Ok(())
+    }
+
+    /// A symbolic link in the view, as the host has it.
+    fn link(&mut self, at: &Path, to: &Path) -> io::Result<()> {
+        if let Some(parent) = at.parent() {
+            self.dirs(parent)?;
+        }
+        self.ops.push(Op::Symlink {
+            to: cstr(to.as_os_str().as_bytes())?,
+            at: staged(at)?,
+        });
+        self.made.push(at.to_path_buf());
+        Ok(())
+    }
+
+    fn mount(
+        &mut self,
+        fstype: &str,
+        at: &Path,
+        flags: libc::c_ulong,
+        data: &str,
+    ) -> io::Result<()> {
+        self.dirs(at)?;
+        self.ops.push(Op::Mount {
+            fstype: cstr(fstype)?,
+            at: staged(at)?,
+            flags,
+            data: cstr(data)?,
+        });
+        if self.base_all {
+            self.fresh.push(at.to_path_buf());
+        }
+        Ok(())
+    }
+}
+
+const RO: u64 = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+const RW: u64 = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+const FRESH: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV;
+
+/// The device nodes bound into the view's `/dev`.
+const NODES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+impl View {
+    /// The view of `plan` for a command entering `dir` (held since the cwd
+    /// check).
+    /// In a terminal start, `terminal` is its terminal's node (the one
+    /// pseudo-terminal of the view's `/dev/pts`).
+    pub fn prepare(plan: &Plan, dir: BorrowedFd<'_>, terminal: Option<&Path>) -> io::Result<View> {
+        let k = kind(plan);
+        let writes: Vec<&Path> = plan
+            .rules
+            .iter()
+            .filter(|(_, g)| *g == Grant::Write)
+            .map(|(p, _)| p.as_path())
+            .chain(plan.private_tmp.as_deref())
+            .collect();
+        let under_write = |p: &Path| writes.iter().any(|w| p.starts_with(w));
+        let mut b = Builder {
+            ops: Vec::new(),
+            made: Vec::new(),
+            slots: 0,
+            base_all: k == Kind::All,
+            fresh: Vec::new(),
+        };
+        if k == Kind::All {
+            // Slot 0: the whole tree, read-only, attached as the base.
+            b.ops.push(Op::Clone {
+                src: cstr("/")?,
+                slot: 0,
+                recursive: true,
+                attr: RO,
+                nofollow: false,
+            });
+            b.slots = 1;
+            // What holds the host's daemons' sockets, hidden.
+            for d in ["/run", "/var/run", "/tmp"] {
+                let real = std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir());
+                if real {
+                    b.mount("tmpfs", Path::new(d), FRESH, "mode=0755")?;
+                }
+            }
+        } else {
+            b.mount("tmpfs", Path::new("/tmp"), FRESH, "mode=1777")?;
+        }
+        // Read trees (the system's, the plan's), read-only; a tree inside
+        // another read tree or inside a write tree is seen through it.
+        let mut reads: Vec<PathBuf> = Vec::new();
+        if k != Kind::All {
+            for (p, g) in plan.system.iter() {
+                if *g == Grant::Read && p != Path::new("/proc") && p != Path::new("/sys") {
+                    reads.push(p.clone());
+                }
+            }
+        }
+        for (p, g) in &plan.rules {
+            if *g == Grant::Read && k != Kind::All {
+                reads.push(p.clone());
+            }
+        }
+        reads.sort();
+        reads.dedup();
+        let mut taken: Vec<PathBuf> = Vec::new();
+        for p in reads {
+            if under_write(&p) || taken.iter().any(|t| p.starts_with(t)) {
+                continue;
+            }
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if m.file_type().is_symlink() && p.parent() == Some(Path::new("/")) {
+                // /bin → usr/bin and the like: the same link.
+                if let Ok(to) = std::fs::read_link(&p) {
+                    b.link(&p, &to)?;
+                }
+                continue;
+            }
+            b.bind(&p, RO)?;
+            taken.push(p);
+        }
+        if k == Kind::System {
+            b.bind(Path::new("/sys"), RO | MOUNT_ATTR_NOEXEC)?;
+        }
+        // /dev: a few nodes, shared memory, a terminal instance of its own.
+        b.mount("tmpfs", Path::new("/dev"), FRESH, "mode=0755")?;
+        for n in NODES {
+            if Path::new(n).exists() {
+                b.bind(Path::new(n), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)?;
+            }
+        }
+        match terminal {
+            // Its own terminal and no other (the host's others stay out).
+            Some(slave) => {
+                b.mount("tmpfs", Path::new("/dev/pts"), FRESH, "mode=0755")?;
+                b.bind(slave, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)?;
+            }
+            None => {
+                b.mount(
+                    "devpts",
+                    Path::new("/dev/pts"),
+                    libc::MS_NOSUID | libc::MS_NOEXEC,
+                    "newinstance,ptmxmode=0666,mode=0620",
+                )?;
+                b.link(Path::new("/dev/ptmx"), Path::new("pts/ptmx"))?;
+            }
+        }
+        b.link(Path::new("/dev/fd"), Path::new("/proc/self/fd"))?;
+        for (i, n) in ["stdin", "stdout", "stderr"].iter().enumerate() {
+            b.link(
+                &Path::new("/dev").join(n),
+                &PathBuf::from(format!("/proc/self/fd/{i}")),
+            )?;
+        }
+        if !writes.is_empty() {
+            b.mount("tmpfs", Path::new("/dev/shm"), FRESH, "mode=1777")?;
+        }
+        // Write trees, outermost first.
+        let mut ws: Vec<&Path> = writes.clone();
+        ws.sort();
+        ws.dedup();
+        for w in &ws {
+            if ws.iter().any(|o| o != w && w.starts_with(o)) {
+                continue;
+            }
+            b.bind(w, RW)?;
+        }
+        // Protected paths: `.git` pinned (a mount point of itself), then
+        // what must stay read-only bound over it.
+        for (p, pin) in &plan.protect {
+            if !under_write(p) {
+                continue;
+            }
+            b.bind_as(p, if *pin { RW } else { RO }, true)?;
+        }
+        b.mount(
+            "proc",
+            Path::new("/proc"),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+            "",
+        )?;
+        // The fresh filesystems hold only mount points once built: nothing
+        // but the write trees, /dev/shm and /dev/pts stays writable.
+        b.ops.push(Op::ReadOnly(staged(Path::new("/dev"))?));
+        for d in ["/tmp", "/run", "/var/run"] {
+            // (A write tree bound over it — tmp: "shared" — stays writable:
+            // the change would reach the topmost mount there.)
+            let written = ws.iter().any(|w| *w == Path::new(d));
+            let fresh =
+                b.fresh.iter().any(|f| f == Path::new(d)) || (d == "/tmp" && k != Kind::All);
+            if fresh && !written {
+                b.ops.push(Op::ReadOnly(staged(Path::new(d))?));
+            }
+        }
+        if k != Kind::All {
+            b.ops.push(Op::ReadOnly(staged(Path::new("/"))?));
+        }
+        // The checked directory: its path now and its identity.
+        let fd = dir.as_raw_fd();
+        let cwd = std::fs::read_link(format!("/proc/self/fd/{fd}"))?;
+        let st = rustix::fs::fstat(dir)?;
+        // SAFETY: geteuid/getegid cannot fail.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        // No network namespace: making one costs a start about 4 ms (the
+        // kernel sets up a whole network stack and tears it down later),
+        // and what it would hide is hidden already — the seccomp filter
+        // refuses every socket family but AF_UNIX without network, and
+        // Landlock's abstract-socket scope refuses connecting to any
+        // abstract socket made outside the command, with network or without.
+        let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        Ok(View {
+            flags,
+            uid_map: cstr(format!("{uid} {uid} 1\n"))?,
+            gid_map: cstr(format!("{gid} {gid} 1\n"))?,
+            ops: b.ops,
+            clone_root: k == Kind::All,
+            cwd: cstr(cwd.as_os_str().as_bytes())?,
+            cwd_dev: st.st_dev,
+            cwd_ino: st.st_ino,
+            last_cap: last_cap(),
+        })
+    }
+}
+
+/// `/proc/sys/kernel/cap_last_cap`, read once (63 when unreadable: every
+/// possible one is then dropped).
+fn last_cap() -> c_int {
+    use std::sync::OnceLock;
+    static L: OnceLock<c_int> = OnceLock::new();
+    *L.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(63)
+    })
+}
+
+/// The calling thread's errno.
+fn errno() -> c_int {
+    // SAFETY: the C library's errno location for the calling thread.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Write `text` to the file at `path` (one open, one write).
+///
+/// # Safety
+/// `path` and `text` are NUL-terminated.
+unsafe fn put(path: &[u8], text: &[u8]) -> Result<(), c_int> {
+    let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return Err(errno());
+    }
+    let n = text.len() - 1;
+    let w = libc::write(fd, text.as_ptr().cast(), n);
+    let e = errno();
+    libc::close(fd);
+    if w != n as isize {
+        return Err(if w < 0 { e } else { libc::EIO });
+    }
+    Ok(())
+}
+
+/// Enter the view: run in the child, in its new namespaces, before its
+/// exec. Returns the errno of the step that failed.
+///
+/// # Safety
+/// Called only in the child of a clone with `view.flags`; `view` stays
+/// valid (the parent waits). Only system calls, on the child's stack.
+pub unsafe fn enter(view: &View) -> Result<(), c_int> {
+    put(b"/proc/self/setgroups\0", b"deny\0")?;
+    put(b"/proc/self/uid_map\0", view.uid_map.as_bytes_with_nul())?;
+    put(b"/proc/self/gid_map\0", view.gid_map.as_bytes_with_nul())?;
+    // No user namespace inside this one (best effort: the mounts below are
+    // locked in any nested one anyway).
+    let _ = put(b"/proc/sys/user/max_user_namespaces\0", b"0\0");
+    // No propagation to undo: the kernel made every mount copied into this
+    // namespace (owned by a less privileged user namespace) a slave, so
+    // nothing mounted here reaches the host's namespace.
+    let mut slots = [-1 as c_int; MAX_SLOTS];
+    let mut staged_root = false;
+    for op in &view.ops {
+        let ok = match op {
+            Op::Clone {
+                src,
+                slot,
+                recursive,
+                attr,
+                nofollow,
+            } => {
+                let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32;
+                if *recursive {
+                    flags |= AT_RECURSIVE;
+                }
+                if *nofollow {
+                    flags |= libc::AT_SYMLINK_NOFOLLOW as u32;
+                }
+                let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags)
+                    as c_int;
+                if fd < 0 {
+                    return Err(errno());
+                }
+                slots[*slot] = fd;
+                let a = MountAttr {
+                    set: *attr,
+                    clr: 0,
+                    propagation: 0,
+                    userns_fd: 0,
+                };
+                let mut f = libc::AT_EMPTY_PATH as u32;
+                if *recursive {
+                    f |= AT_RECURSIVE;
+                }
+                libc::syscall(
+                    libc::SYS_mount_setattr,
+                    fd,
+                    c"".as_ptr(),
+                    f,
+                    &a as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                ) == 0
+            }
+            Op::Mkdir(at) => {
+                // The base of the view first (the first step past the clones).
+                if !staged_root {
+                    stage(view, &slots)?;
+                    staged_root = true;
+                }
+                libc::mkdir(at.as_ptr(), 0o755) == 0 || errno() == libc::EEXIST
+            }
+            Op::File(at) => {
+                let fd = libc::open(
+                    at.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                );
+                fd >= 0 && libc::close(fd) == 0
+            }
+            Op::Symlink { to, at } => libc::symlink(to.as_ptr(), at.as_ptr()) == 0,
+            Op::Attach { slot, at } => {
+                libc::syscall(
+                    libc::SYS_move_mount,
+                    slots[*slot],
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    at.as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH,
+                ) == 0
+            }
+            Op::Mount {
+                fstype,
+                at,
+                flags,
+                data,
+            } => {
+                if !staged_root {
+                    stage(view, &slots)?;
+                    staged_root = true;
+                }
+                libc::mount(
+                    fstype.as_ptr(),
+                    at.as_ptr(),
+                    fstype.as_ptr(),
+                    *flags,
+                    data.as_ptr().cast(),
+                ) == 0
+            }
+            Op::ReadOnly(at) => {
+                let a = MountAttr {
+                    set: MOUNT_ATTR_RDONLY,
+                    clr: 0,
+                    propagation: 0,
+                    userns_fd: 0,
+                };
+                libc::syscall(
+                    libc::SYS_mount_setattr,
+                    libc::AT_FDCWD,
+                    at.as_ptr(),
+                    0u32,
+                    &a as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                ) == 0
+            }
+        };
+        if !ok {
+            return Err(errno());
+        }
+    }
+    // Into the new root; the old one detached (nothing of it stays
+    // reachable: no descriptor of the child refers into it but close-on-exec
+    // ones and the standard streams).
+    let stage_c = c"/tmp";
+    if libc::chdir(stage_c.as_ptr()) != 0
+        || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) != 0
+        || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) != 0
+        || libc::chdir(c"/".as_ptr()) != 0
+    {
+        return Err(errno());
+    }
+    if libc::chdir(view.cwd.as_ptr()) != 0 {
+        return Err(errno());
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    if libc::stat(c".".as_ptr(), &mut st) != 0 {
+        return Err(errno());
+    }
+    if st.st_dev != view.cwd_dev || st.st_ino != view.cwd_ino {
+        // The directory was replaced since the cwd check.
+        return Err(libc::ESTALE);
+    }
+    drop_capabilities(view)
+}
+
+/// Attach the base of the view at the stage: the clone of `/` (slot 0) or
+/// a fresh tmpfs.
+///
+/// # Safety
+/// In the child, as [`enter`].
+unsafe fn stage(view: &View, slots: &[c_int]) -> Result<(), c_int> {
+    let ok = if view.clone_root {
+        libc::syscall(
+            libc::SYS_move_mount,
+            slots[0],
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            c"/tmp".as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        ) == 0
+    } else {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=0755".as_ptr().cast(),
+        ) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// No capability left, none to gain at exec: the bounding and ambient sets
+/// emptied, then the effective, permitted and inheritable ones.
+///
+/// # Safety
+/// In the child, as [`enter`].
+unsafe fn drop_capabilities(view: &View) -> Result<(), c_int> {
+    for cap in 0..=view.last_cap {
+        if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno() != libc::EINVAL {
+            return Err(errno());
+        }
+    }
+    libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL,
+        0,
+        0,
+        0,
+    );
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: c_int,
+    }
+    #[repr(C)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let h = Header {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let d = [
+        Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        },
+        Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        },
+    ];
+    if libc::syscall(libc::SYS_capset, &h as *const Header, d.as_ptr()) != 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// Whether this host lets the engine make the namespaces a `"full"`
+/// confinement needs, measured once by starting a child that does all of
+/// it but the exec; the reason when it does not.
+pub fn available() -> Result<(), String> {
+    use std::sync::OnceLock;
+    static R: OnceLock<Result<(), String>> = OnceLock::new();
+    R.get_or_init(probe).clone()
+}
+
+/// Test-only: `0` makes the engine believe user namespaces are refused.
+pub const TEST_NAMESPACES_VAR: &str = "NEUROLINK_COMMANDS_TEST_NAMESPACES";
+
+fn probe() -> Result<(), String> {
+    if std::env::var(TEST_NAMESPACES_VAR).as_deref() == Ok("0") {
+        return Err(format!(
+            "user namespaces are switched off for this process ({TEST_NAMESPACES_VAR}=0)"
+        ));
+    }
+    let dir = std::fs::File::open("/usr").map_err(|e| e.to_string())?;
+    let plan = Plan {
+        system: [
+            "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
+        ]
+        .iter()
+        .map(|t| (PathBuf::from(t), Grant::Read))
+        .collect(),
+        rules: Vec::new(),
+        private_tmp: None,
+        network: false,
+        protect: Vec::new(),
+        level: super::confine::Level::Full,
+    };
+    use std::os::fd::AsFd;
+    let view = View::prepare(&plan, dir.as_fd(), None).map_err(|e| e.to_string())?;
+    match super::vfork::probe(&view, dir.as_fd()) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::ENOSPC) => "user namespaces are refused on this host (user.max_user_namespaces is 0 in the host's user namespace)".to_string(),
+            Some(libc::EPERM) | Some(libc::EACCES) => format!(
+                "user namespaces are refused on this host ({e}: kernel.unprivileged_userns_clone, an AppArmor restriction or a container's seccomp profile)"
+            ),
+            Some(libc::EINVAL) | Some(libc::ENOSYS) => format!(
+                "this kernel (or an emulator such as qemu-user) does not create user, mount and PID namespaces for a new process ({e})"
+            ),
+            _ => format!("the namespace sandbox could not be set up on this host ({e})"),
+        }),
+    }
+}

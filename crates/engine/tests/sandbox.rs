@@ -1,0 +1,652 @@
+//! The namespace sandbox of the `"full"` confinement level (SPEC §8), with
+//! real processes, real sockets, real repositories: each refused action is
+//! paired with the same action run unconfined (or at the `"landlock"`
+//! level), which succeeds.
+
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use neurolink_commands_engine::bank;
+use neurolink_commands_engine::commands::{self, StartOptions};
+use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput};
+use neurolink_commands_engine::policy::PolicyInput;
+use neurolink_commands_engine::process::confine::{self as kernel, Level};
+use neurolink_commands_engine::record::{KillReason, State, Status};
+
+mod common;
+use common::Fixture;
+
+fn fixture() -> Fixture {
+    common::fixture(PolicyInput {
+        allowed_executables: vec!["/bin/bash".into()],
+        ..Default::default()
+    })
+}
+
+/// Where the sandbox cannot be made (qemu-user: no Landlock, no namespaces
+/// for a new process), the confined start is refused instead, and that is
+/// what is asserted.
+fn sandbox_here() -> bool {
+    let s = kernel::support();
+    if std::env::var_os("NLC_TEST_QEMU").is_some_and(|v| v == "1") {
+        assert!(kernel::missing(false).is_some(), "{s:?}");
+        return false;
+    }
+    assert!(s.namespaces, "{s:?}: {:?}", kernel::missing(false));
+    true
+}
+
+fn confined() -> Option<ConfinementInput> {
+    Some(ConfinementInput::default())
+}
+
+fn landlock_only() -> Option<ConfinementInput> {
+    Some(ConfinementInput {
+        level: Some(Level::Landlock),
+        ..Default::default()
+    })
+}
+
+impl Fixture {
+    async fn run(&self, script: &str, confine: Option<ConfinementInput>) -> (Status, String) {
+        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
+        let opts = StartOptions {
+            cwd: ".".into(),
+            confine,
+            ..Default::default()
+        };
+        let id = commands::start(argv, opts, self.ctx()).unwrap().task_id;
+        let st = commands::await_settled(self.host, &id, Some(60_000.0))
+            .await
+            .unwrap();
+        assert_eq!(st.state, State::Exited, "{st:?}");
+        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        let err = bank::read_artifact(&st.stderr.as_ref().unwrap().artifact_id).unwrap();
+        (st, format!("{out}{err}"))
+    }
+
+    fn root(&self) -> &Path {
+        self.root.path()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_outside_the_write_trees_cannot_change() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    // A read tree outside the root, and a system file; each change is one
+    // that keeps the file as it is (same mode, owner, time), so the
+    // unconfined control changes nothing either.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    let read = Some(ConfinementInput {
+        read: Some(ReadInput::Trees(vec![d.path().to_string_lossy().into()])),
+        ..Default::default()
+    });
+    for target in [file.to_str().unwrap(), "/etc/hostname"] {
+        let script = format!(
+            "chmod --reference={t} {t} && echo chmod; chown --reference={t} {t} && echo chown; touch -r {t} {t} && echo touch; python3 -c 'import os; os.setxattr(\"{t}\", \"user.nlc\", b\"1\")' 2>&1 | tail -1",
+            t = target
+        );
+        let confine = if target.starts_with("/etc") {
+            confined()
+        } else {
+            read.clone()
+        };
+        let (st, out) = f.run(&script, confine).await;
+        assert!(st.confined);
+        assert_eq!(out.matches("Read-only file system").count(), 4, "{out}");
+        assert!(
+            !out.lines()
+                .any(|l| ["chmod", "chown", "touch"].contains(&l)),
+            "{out}"
+        );
+        // Control: unconfined each succeeds.
+        let control = format!(
+            "chmod --reference={t} {t} && echo chmod; chown --reference={t} {t} && echo chown; touch -r {t} {t} && echo touch",
+            t = target
+        );
+        let (_, out) = f.run(&control, None).await;
+        assert_eq!(out, "chmod\nchown\ntouch\n");
+    }
+    // Inside the write tree the same changes work.
+    std::fs::write(f.root().join("mine"), "x").unwrap();
+    let (st, out) = f
+        .run("chmod 600 mine && touch -d @0 mine && echo ok", confined())
+        .await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "ok\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_capabilities_no_mounts_no_new_user_namespace() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let script = "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; umount /usr 2>/dev/null; echo umount=$?; mount -t tmpfs none \"$TMPDIR\" 2>/dev/null; echo mount=$?; unshare -U true 2>/dev/null; echo unshare=$?";
+    let (st, out) = f.run(script, confined()).await;
+    assert!(st.confined);
+    let lines: Vec<&str> = out.lines().collect();
+    for l in &lines[..5] {
+        assert!(l.ends_with("0000000000000000"), "{out}");
+    }
+    assert_eq!(lines[5], "NoNewPrivs:\t1", "{out}");
+    assert_eq!(lines[6..], ["umount=32", "mount=32", "unshare=1"], "{out}");
+    // Control: unconfined, this root test process's command holds
+    // capabilities and may create a user namespace.
+    let (_, out) = f.run(script, None).await;
+    assert!(!out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.ends_with("unshare=0\n"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_is_pid_one_and_its_descendants_die_with_it() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let marker = format!("31.{}", std::process::id());
+    let script = format!(
+        "echo $$; setsid -f sleep {marker}; sleep 0.2; pgrep -f 'sleep {marker}' >/dev/null && echo running; head -c 9 /proc/1/cmdline; echo; ls /proc | grep -c '^[0-9]'"
+    );
+    let (st, out) = f.run(&script, confined()).await;
+    // Its /proc is its own namespace's: PID 1 is the command itself (no
+    // /proc/<pid>/root of a host process to reach the host's files through),
+    // and only its own few processes are listed.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert_eq!(lines[..3], ["1", "running", "/bin/bash"], "{out}");
+    let listed: usize = lines[3].parse().unwrap();
+    assert!((2..=5).contains(&listed), "{out}");
+    // The escaped sleep was killed with the namespace.
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "{:?}", left);
+}
+
+/// A daemon's socket outside the write trees, in /tmp and in /run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_sockets_outside_are_out_of_reach() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = tempfile::tempdir_in("/run").unwrap();
+    for sock in [dir.path().join("d.sock"), run_dir.path().join("d.sock")] {
+        let l = UnixListener::bind(&sock).unwrap();
+        l.set_nonblocking(true).unwrap();
+        let script = format!(
+            "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"connected\")' 2>&1 | tail -1",
+            sock.display()
+        );
+        let (_, out) = f.run(&script, confined()).await;
+        assert!(out.contains("FileNotFoundError"), "{out}");
+        assert!(l.accept().is_err());
+        // read "all": /tmp and /run are private there too.
+        let all = Some(ConfinementInput {
+            read: Some(ReadInput::All),
+            ..Default::default()
+        });
+        let (_, out) = f.run(&script, all).await;
+        assert!(out.contains("FileNotFoundError"), "{out}");
+        // Control.
+        let (_, out) = f.run(&script, None).await;
+        assert_eq!(out, "connected\n");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abstract_sockets_are_out_of_reach() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let name = format!("nlc-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let l = UnixListener::bind_addr(&addr).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let script = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); print(\"connected\")' 2>&1 | tail -1"
+    );
+    // Landlock's abstract-socket scope, network off and on.
+    let (_, out) = f.run(&script, confined()).await;
+    assert!(out.contains("PermissionError"), "{out}");
+    let open = Some(ConfinementInput {
+        network: Some(true),
+        ..Default::default()
+    });
+    let (_, out) = f.run(&script, open).await;
+    assert!(out.contains("PermissionError"), "{out}");
+    let (_, out) = f.run(&script, None).await;
+    assert_eq!(out, "connected\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_sockets_socketpairs_and_shared_memory_work() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let script = r#"python3 - <<'EOF'
+import os, socket, multiprocessing
+s = socket.socket(socket.AF_UNIX); s.bind("own.sock"); s.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("own.sock")
+a, b = socket.socketpair(); a.send(b"p"); print("own", b.recv(1).decode())
+def sq(x): return x * x
+if __name__ == "__main__":
+    with multiprocessing.Pool(2) as p: print("pool", sum(p.map(sq, range(4))))
+EOF
+node -e 'const {fork}=require("child_process"); const fs=require("fs"); fs.writeFileSync("c.js","process.send(\"ipc\")"); const c=fork("c.js"); c.on("message", m=>{console.log(m)})'"#;
+    let (st, out) = f.run(script, confined()).await;
+    assert_eq!(
+        (st.exit_code, out.as_str()),
+        (Some(0), "own p\npool 14\nipc\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tmux_server_cannot_be_driven() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("tmux.sock");
+    let pwned = dir.path().join("pwned");
+    let ok = Command::new("tmux")
+        .arg("-S")
+        .arg(&sock)
+        .args(["new", "-d", "sleep 60"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let script = format!(
+        "tmux -S {} run-shell 'touch {}'; echo $?",
+        sock.display(),
+        pwned.display()
+    );
+    let (_, out) = f.run(&script, confined()).await;
+    assert!(
+        out.starts_with("1\n") && out.contains("No such file or directory"),
+        "{out}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!pwned.exists());
+    let (_, out) = f.run(&script, None).await;
+    assert_eq!(out, "0\n");
+    for _ in 0..50 {
+        if pwned.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(pwned.exists());
+    let _ = Command::new("tmux")
+        .arg("-S")
+        .arg(&sock)
+        .arg("kill-server")
+        .status();
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// A repository at the root with one commit.
+fn repo(root: &Path) {
+    assert!(git(root, &["init", "-q", "-b", "main"]).status.success());
+    std::fs::write(root.join("a"), "a\n").unwrap();
+    assert!(git(root, &["add", "a"]).status.success());
+    assert!(git(root, &["commit", "-qm", "one"]).status.success());
+}
+
+const HOOK: &str = "#!/bin/sh\\ntouch \"$PWD/PLANTED\"\\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_hooks_and_config_cannot_be_planted() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let root = f.root().to_path_buf();
+    repo(&root);
+    let plant = |how: &str| -> String {
+        match how {
+            "hook" => format!("printf '{HOOK}' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"),
+            "fsmonitor" => "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' >> .git/config".into(),
+            "hookspath" => format!("mkdir -p h && printf '{HOOK}' > h/pre-commit && chmod +x h/pre-commit && printf '[core]\\n\\thooksPath = h\\n' >> .git/config"),
+            "symlink" => "ln -sf /dev/null x && printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' > cfg && ln -sf ../cfg .git/config.new && mv -f .git/config.new .git/config".into(),
+            "rename" => "mv .git .git-old && git init -q && printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' >> .git/config".into(),
+            "gitfile" => format!("mv .git moved-git && echo 'gitdir: moved-git' > .git && printf '{HOOK}' > moved-git/hooks/pre-commit && chmod +x moved-git/hooks/pre-commit"),
+            _ => unreachable!(),
+        }
+    };
+    for how in [
+        "hook",
+        "fsmonitor",
+        "hookspath",
+        "symlink",
+        "rename",
+        "gitfile",
+    ] {
+        let (st, out) = f.run(&plant(how), confined()).await;
+        assert_ne!(st.exit_code, Some(0), "{how}: {out}");
+        // The user's own git runs nothing planted.
+        std::fs::write(root.join("b"), how).unwrap();
+        assert!(git(&root, &["add", "b"]).status.success(), "{how}");
+        let c = git(&root, &["commit", "-qm", how]);
+        assert!(c.status.success(), "{how}: {c:?}");
+        assert!(git(&root, &["status"]).status.success());
+        assert!(!root.join("PLANTED").exists(), "{how}");
+        assert!(root.join(".git").is_dir(), "{how}");
+        // Control: the same planting at the "landlock" level succeeds, and
+        // the user's next commit (or status) runs what was planted.
+        let (st, out) = f.run(&plant(how), landlock_only()).await;
+        assert_eq!(st.exit_code, Some(0), "{how}: {out}");
+        std::fs::write(root.join("b"), format!("{how} control")).unwrap();
+        git(&root, &["add", "b"]);
+        git(&root, &["commit", "-qm", "control"]);
+        git(&root, &["status"]);
+        assert!(root.join("PLANTED").exists(), "{how}: the control ran");
+        // A fresh repository for the next way.
+        for p in [".git", ".git-old", "moved-git", "h"] {
+            let _ = std::fs::remove_dir_all(root.join(p));
+        }
+        for p in [".git", "cfg", "x", "PLANTED"] {
+            let _ = std::fs::remove_file(root.join(p));
+        }
+        repo(&root);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordinary_git_work_and_a_linked_worktree() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let root = f.root().join("main");
+    std::fs::create_dir(&root).unwrap();
+    repo(&root);
+    let wt = f.root().join("wt");
+    assert!(git(&root, &["worktree", "add", "-q", wt.to_str().unwrap()])
+        .status
+        .success());
+    let script = "cd main && G='git -c user.name=t -c user.email=t@t' && echo b > b && $G add b && $G commit -qm two && $G branch x && $G checkout -q x && echo c > c && $G add c && $G commit -qm three && $G checkout -q main && $G merge -q x && $G tag v1 && echo d > d && $G add d && $G stash -q && $G stash pop -q && $G log --oneline | wc -l && cd ../wt && echo w > w && $G add w && $G commit -qm wt && echo wt-ok";
+    let (st, out) = f.run(script, confined()).await;
+    assert_eq!((st.exit_code, out.as_str()), (Some(0), "3\nwt-ok\n"));
+    // Through the worktree: its gitfile and the common directory's hooks.
+    let (st, out) = f
+        .run(
+            "cd wt && (echo 'gitdir: /tmp' > .git; printf '#!/bin/sh\\ntouch PLANTED\\n' > ../main/.git/hooks/post-commit) 2>&1; echo $?",
+            confined(),
+        )
+        .await;
+    assert_eq!(st.exit_code, Some(0));
+    assert!(out.ends_with("1\n"), "{out}");
+    assert!(!root.join(".git/hooks/post-commit").exists());
+    assert!(std::fs::read_to_string(wt.join(".git"))
+        .unwrap()
+        .starts_with("gitdir: "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protect_lists_more_paths() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    std::fs::write(f.root().join(".npmrc"), "registry=x\n").unwrap();
+    let script = "echo evil >> .npmrc; mv .npmrc gone; echo other > other && echo done";
+    let c = Some(ConfinementInput {
+        protect: Some(vec![".npmrc".into()]),
+        ..Default::default()
+    });
+    let (st, out) = f.run(script, c).await;
+    assert_eq!(st.exit_code, Some(0));
+    assert!(
+        out.contains("Read-only file system") && out.contains("busy"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.root().join(".npmrc")).unwrap(),
+        "registry=x\n"
+    );
+    // Control: without protect, the same script changes it.
+    let (_, _) = f.run(script, confined()).await;
+    assert!(f.root().join("gone").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_test_and_git_init_keep_working() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let script = r#"cat > t.test.js <<'EOF'
+const test = require('node:test'); const assert = require('node:assert');
+test('x', () => assert.equal(1, 1));
+EOF
+node --test t.test.js >/dev/null && echo node-test-ok; git init -q r && echo git-ok; echo "$TMPDIR" | grep -q neurolink-commands-tmp && touch "$TMPDIR/t" && echo tmp-ok; touch /tmp/private"#;
+    let (st, out) = f.run(script, confined()).await;
+    assert_eq!(
+        (st.exit_code, out.as_str()),
+        (
+            Some(1),
+            "node-test-ok\ngit-ok\ntmp-ok\ntouch: cannot touch '/tmp/private': Read-only file system\n"
+        )
+    );
+    assert!(!Path::new("/tmp/private").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_term_ends_a_command_without_a_handler_at_once_and_reaches_one_with() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let start = |script: &str| {
+        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
+        let opts = StartOptions {
+            cwd: ".".into(),
+            confine: confined(),
+            ..Default::default()
+        };
+        commands::start(argv, opts, f.ctx()).unwrap().task_id
+    };
+    // No handler: bash -c 'exec sleep' leaves sleep as PID 1.
+    let id = start("exec sleep 60");
+    std::thread::sleep(Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    let st = commands::kill(f.host, &id, libc::SIGTERM, KillReason::Caller)
+        .await
+        .unwrap();
+    // Well before the 5 s kill grace.
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(st.state, State::Killed, "{st:?}");
+    // A handler: it runs (and prints).
+    let id = start("trap 'echo caught; exit 3' TERM; echo ready; sleep 60 & wait");
+    std::thread::sleep(Duration::from_millis(300));
+    let st = commands::kill(f.host, &id, libc::SIGTERM, KillReason::Caller)
+        .await
+        .unwrap();
+    let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    assert_eq!((out.as_str(), st.exit_code), ("ready\ncaught\n", Some(3)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn npm_pnpm_scripts_and_cargo_with_its_home_in_the_root_work() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    std::fs::write(
+        f.root().join("package.json"),
+        r#"{"name":"p","version":"1.0.0","scripts":{"hi":"node -e \"console.log('script ran')\""}}"#,
+    )
+    .unwrap();
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+    let rustup = std::fs::canonicalize(home.join(".rustup")).unwrap();
+    let cargo_bin = std::fs::canonicalize(home.join(".cargo/bin")).unwrap();
+    let c = Some(ConfinementInput {
+        exec: Some(vec![
+            rustup.to_string_lossy().into(),
+            cargo_bin.to_string_lossy().into(),
+        ]),
+        ..Default::default()
+    });
+    let script = format!(
+        "npm run -s hi && pnpm run -s hi && export CARGO_HOME=$PWD/.cargo-home RUSTUP_HOME={} && {}/cargo new -q --offline p && cd p && {}/cargo run -q --offline",
+        rustup.display(),
+        cargo_bin.display(),
+        cargo_bin.display()
+    );
+    let (st, out) = f.run(&script, c).await;
+    // stdout first (pnpm adds its own notes on stderr).
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert!(
+        out.starts_with("script ran\nscript ran\nHello, world!\n"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_command_runs_in_the_sandbox_with_its_own_terminal_only() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let argv = vec![
+        "/bin/bash".to_string(),
+        "-c".to_string(),
+        "tty; stty size; echo $$; ls /dev/pts; read -r line; echo \"got $line\"".to_string(),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        input: neurolink_commands_engine::spawn::Input::Terminal { cols: 91, rows: 17 },
+        confine: confined(),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    // The shell waits for its line: give it one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    commands::write_input(f.host, &id, b"typed\r".to_vec(), false)
+        .await
+        .unwrap();
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    assert_eq!((st.exit_code, st.confined), (Some(0), true), "{st:?}");
+    let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    let lines: Vec<&str> = out.split("\r\n").collect();
+    let n = lines[0].strip_prefix("/dev/pts/").expect(&out);
+    // Its own terminal, PID 1, and no other terminal in its /dev/pts.
+    assert_eq!(&lines[1..4], ["17 91", "1", n], "{out:?}");
+    assert!(out.contains("got typed"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_views_mounts_are_not_seen_outside() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let host_mounts = || std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let before = host_mounts();
+    let argv = vec![
+        "/bin/bash".into(),
+        "-c".into(),
+        "cut -d' ' -f5 /proc/self/mountinfo; sleep 1".into(),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        confine: confined(),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = host_mounts();
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    let inside = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    // Inside: its own root, /usr, /proc, the write tree …
+    for m in ["/", "/usr", "/proc", "/dev/shm"] {
+        assert!(inside.lines().any(|l| l == m), "{m} in {inside}");
+    }
+    // … none of which shows in the host's namespace.
+    assert_eq!(before, during);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_tmp_that_is_the_system_tmp_stays_writable() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let mut ctx = f.ctx();
+    ctx.tmpdir = std::path::PathBuf::from("/tmp");
+    let name = format!("nlc-shared-{}", std::process::id());
+    let argv = vec![
+        "/bin/bash".into(),
+        "-c".into(),
+        format!("echo s > /tmp/{name} && echo ok"),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        confine: Some(ConfinementInput {
+            tmp: Some(neurolink_commands_engine::policy::confine::Tmp::Shared),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, ctx).unwrap().task_id;
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    let made = Path::new("/tmp").join(&name);
+    let text = std::fs::read_to_string(&made);
+    let _ = std::fs::remove_file(&made);
+    assert_eq!((st.exit_code, text.ok().as_deref()), (Some(0), Some("s\n")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_hooks_directory_does_not_stop_the_start() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let root = f.root().to_path_buf();
+    repo(&root);
+    std::fs::remove_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir(root.join("shared-hooks")).unwrap();
+    std::os::unix::fs::symlink("../shared-hooks", root.join(".git/hooks")).unwrap();
+    // A link is not bound (see docs/confinement.md); .git and its config
+    // still are.
+    let (st, out) = f
+        .run(
+            "mv .git g2; echo \"[x]\" >> .git/config; echo ran",
+            confined(),
+        )
+        .await;
+    assert_eq!(st.exit_code, Some(0), "{out}");
+    assert!(
+        out.contains("busy") && out.contains("Read-only file system"),
+        "{out}"
+    );
+    assert!(root.join(".git").is_dir());
+}
