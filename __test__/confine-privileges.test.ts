@@ -169,7 +169,8 @@ const { readlinkSync } = require('node:fs')
   const { taskId } = await nc.startBackgroundCommand(h, [${JSON.stringify(PY)}, 'privileged.py', 'tiocsti=' + pts + ',touch ${marker}\\\\n'], { cwd: '.' })
   const st = await nc.awaitBackgroundCommand(h, taskId)
   const out = (await nc.readBackgroundCommandOutput(h, taskId, { stream: 'stdout' })).content
-  console.log('HOST ' + st.confined + ' ' + out.trim())
+  const err = (await nc.readBackgroundCommandOutput(h, taskId, { stream: 'stderr' })).content.trim()
+  console.log('HOST ' + st.confined + ' ' + out.trim() + (err ? ' ERR ' + err.split('\\n').pop() : ''))
 })()
 `,
   )
@@ -201,9 +202,15 @@ test('a confined command cannot push input into the terminal the host runs in (t
   const control = await pushIntoHostTerminal(false)
   assert.equal(control.ran, true, control.pane)
   assert.match(control.pane, /HOST false tiocsti ok/)
+  // Level "full": the host's terminal is not even in the command's view
+  // (its /dev/pts is a private instance).
   const confined = await pushIntoHostTerminal({})
-  assert.match(confined.pane, /HOST true tiocsti EPERM/)
+  assert.match(confined.pane, /HOST true +ERR FileNotFoundError: \[Errno 2\] No such file or directory: '\/dev\/pts\/\d+'/)
   assert.equal(confined.ran, false, confined.pane)
+  // Level "landlock": the terminal can be opened, and the filter refuses the push.
+  const filtered = await pushIntoHostTerminal({ level: 'landlock' })
+  assert.match(filtered.pane, /HOST true tiocsti EPERM/)
+  assert.equal(filtered.ran, false, filtered.pane)
 })
 
 /** A node script making `n` TCP connection attempts to 127.0.0.1:`port`, printing each outcome. */
