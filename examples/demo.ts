@@ -2,7 +2,8 @@
 // built-in artifact bank, watches them live, and reads every byte back.
 //
 //   pnpm run demo
-import { mkdtempSync, realpathSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, realpathSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -117,6 +118,26 @@ async function main(): Promise<void> {
     console.log(`  confined: ${s.confined}, exit ${s.exitCode}`)
     console.log(`  stdout: ${out.trimEnd()}`)
     console.log(`  stderr: ${paint(31, err.trimEnd())} ${dim('(the kernel refused the write to $HOME)')}`)
+
+    // Two ways out that a model might try: pushing a line into the terminal
+    // the host runs in (TIOCSTI), and planting a git hook that the user's
+    // next `git commit` would run outside the confinement.
+    execFileSync('git', ['init', '-q'], { cwd: root })
+    const escape = await startBackgroundCommand(
+      confined,
+      [
+        '/bin/sh',
+        '-c',
+        'python3 -c \'import os, fcntl, termios\nfd = os.open("/dev/tty", os.O_RDWR)\nfcntl.ioctl(fd, termios.TIOCSTI, b"x")\nprint("pushed a key")\' 2>&1 | tail -n 1; ' +
+          'printf "#!/bin/sh\\necho planted\\n" > .git/hooks/pre-commit && echo "planted a hook"',
+      ],
+      { cwd: '.', label: 'escape attempts' },
+    )
+    const e = await awaitBackgroundCommand(confined, escape.taskId)
+    const said = (await readArtifact(e.stdout!.artifactId)) + (await readArtifact(e.stderr!.artifactId))
+    console.log(`  escape attempts: ${paint(31, said.trimEnd().split('\n').join('; '))}`)
+    console.log(`  ${dim('(no terminal to push into: the command leads its own session; .git/hooks is read-only in its view)')}`)
+    console.log(`  planted hook present: ${existsSync(join(root, '.git', 'hooks', 'pre-commit'))}`)
   } else {
     console.log(dim('  this kernel cannot enforce confinement; a confined start would be refused (NLC_CONFINEMENT_UNAVAILABLE)'))
   }

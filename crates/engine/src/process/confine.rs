@@ -422,35 +422,29 @@ impl Job {
     }
 }
 
-/// The spawn of a confined start, on its (restricted) thread, with its
-/// private temp directory (if any) for the spawn to put in the environment.
-fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
+/// The request of a confined start: its private temp directory (if any)
+/// for the spawn to put in the environment, its cgroup (if any).
+fn request(start: &Start) -> super::transform::Request<'_> {
     use std::os::fd::AsFd;
-    super::spawn::spawn(&super::transform::Request {
+    super::transform::Request {
         argv: &start.argv,
         dir: start.dir.as_fd(),
         env: start.env.as_deref(),
         input: start.input,
         tmp: start.plan.private_tmp.as_deref(),
         cgroup: start.cgroup.as_ref().map(|c| c.handle()),
-    })
+    }
+}
+
+/// The spawn of a confined start, on its (restricted) thread.
+fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
+    super::spawn::spawn(&request(start))
 }
 
 /// The spawn of a `"full"` confined start, in its view.
 #[cfg(target_os = "linux")]
 fn spawn_in_view(start: &Start) -> std::io::Result<Spawned> {
-    use std::os::fd::AsFd;
-    super::spawn::spawn_in_view(
-        &super::transform::Request {
-            argv: &start.argv,
-            dir: start.dir.as_fd(),
-            env: start.env.as_deref(),
-            input: start.input,
-            tmp: start.plan.private_tmp.as_deref(),
-            cgroup: start.cgroup.as_ref().map(|c| c.handle()),
-        },
-        &start.plan,
-    )
+    super::spawn::spawn_in_view(&request(start), &start.plan)
 }
 
 #[cfg(target_os = "linux")]

@@ -119,14 +119,7 @@ fn spawn_piped(
         None => None,
     };
     let c_argv = c_strings(argv)?;
-    // As execvp would, in the child: a name with a slash runs as given; a
-    // bare name is looked up in the command's PATH — the replacing
-    // environment's when one is given, else the host's — relative entries
-    // against the command's directory.
-    let path = (!argv[0].contains('/')).then(|| match env {
-        Some(e) => path_of(e).as_bytes().to_vec(),
-        None => super::vfork::host_path(),
-    });
+    let path = child_search(argv, env);
     // It returns once the child has exec'd (or, under qemu-user, once the
     // exec closed the report pipe): the group exists already.
     let p = super::vfork::spawn_piped(
@@ -255,10 +248,7 @@ pub fn spawn_in_view(req: &Request<'_>, plan: &super::confine::Plan) -> io::Resu
     let view = super::sandbox::View::prepare(plan, req.dir, None)?;
     let envp = envp_with(req.env, req.tmp)?;
     let c_argv = c_strings(req.argv)?;
-    let path = (!req.argv[0].contains('/')).then(|| match req.env {
-        Some(e) => path_of(e).as_bytes().to_vec(),
-        None => super::vfork::host_path(),
-    });
+    let path = child_search(req.argv, req.env);
     let p = super::vfork::spawn_piped(
         &c_argv[0],
         path.as_deref(),
@@ -275,6 +265,18 @@ pub fn spawn_in_view(req: &Request<'_>, plan: &super::confine::Plan) -> io::Resu
         stderr: Some(p.stderr),
         stdin: p.stdin,
         terminal: None,
+    })
+}
+
+/// The PATH the clone-based child looks a bare program name up in, as
+/// execvp would (`None`: a name with a slash runs as given): the replacing
+/// environment's when one is given, else the host's, relative entries
+/// against the command's directory.
+#[cfg(target_os = "linux")]
+fn child_search(argv: &[String], env: Option<&[(String, String)]>) -> Option<Vec<u8>> {
+    (!argv[0].contains('/')).then(|| match env {
+        Some(e) => path_of(e).as_bytes().to_vec(),
+        None => super::vfork::host_path(),
     })
 }
 
