@@ -86,7 +86,8 @@ struct Plan {
     stdio: [c_int; 3],
     /// The directory to enter.
     dir: c_int,
-    /// The `cgroup.procs` of the cgroup to enter, or -1 (none, or born in it).
+    /// The `cgroup.procs` of the cgroup to enter, open for writing, or -1
+    /// (none, or born in it).
     cgroup: c_int,
     /// The signals to set back to their default action: bit `n - 1` for
     /// signal `n` (those the host ignores).
@@ -118,16 +119,8 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         if libc::setsid() < 0 {
             fail(p, errno());
         }
-        if p.cgroup >= 0 {
-            let procs = libc::openat(
-                p.cgroup,
-                c"cgroup.procs".as_ptr(),
-                libc::O_WRONLY | libc::O_CLOEXEC,
-            );
-            if procs < 0 || libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
-                fail(p, errno());
-            }
-            libc::close(procs);
+        if p.cgroup >= 0 && libc::write(p.cgroup, b"0".as_ptr().cast(), 1) != 1 {
+            fail(p, errno());
         }
         if p.terminal.is_null() {
             // A terminal start opens its terminal once the view is entered
@@ -465,8 +458,10 @@ fn spawn_raw(
                     pid = r as c_int;
                 } else if matches!(
                     -r as c_int,
-                    libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM
+                    libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM | libc::ENOTDIR
                 ) {
+                    // Any failure falls back to `clone` below; these say
+                    // clone3 will not do here (qemu-user, an old kernel).
                     CLONE3.store(false, Ordering::Relaxed);
                 }
             }
