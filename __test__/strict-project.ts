@@ -63,10 +63,17 @@ export function strictProject(files: Record<string, string>, prefix = 'nlc-stric
   return dir
 }
 
+/**
+ * The Node that runs tsc: the host's own under qemu-user (set by the platform
+ * runner), where an emulated tsc over the SDKs' declarations takes minutes;
+ * type-checking does not depend on the platform.
+ */
+const TSC_NODE = process.env.NLC_TEST_HOST_NODE || process.execPath
+
 /** tsc --strict over the project: resolves with its output, rejects with every diagnostic. */
 export async function compile(dir: string, noEmit = false): Promise<string> {
   try {
-    const { stdout } = await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--strict', ...(noEmit ? ['--noEmit'] : [])], {
+    const { stdout } = await run(TSC_NODE, [TSC, '-p', 'tsconfig.json', '--strict', ...(noEmit ? ['--noEmit'] : [])], {
       cwd: dir,
       maxBuffer: 16 << 20,
       timeout: 180_000,
