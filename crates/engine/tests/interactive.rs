@@ -185,6 +185,7 @@ async fn a_terminal_session_with_its_size_resize_and_ctrl_d() {
 }
 
 /// Poll the status until `waiting_for_input` is `want` (at most ~10 s).
+#[cfg(target_os = "linux")]
 async fn until_waiting(f: &Fixture, id: &str, want: bool) -> std::time::Instant {
     for _ in 0..1000 {
         if commands::status(f.host, id).unwrap().waiting_for_input == Some(want) {

@@ -1,7 +1,8 @@
 //! The namespace sandbox of the `"full"` confinement level (SPEC §8), with
 //! real processes, real sockets, real repositories: each refused action is
 //! paired with the same action run unconfined (or at the `"landlock"`
-//! level), which succeeds.
+//! level), which succeeds. Linux only: the sandbox is Linux's.
+#![cfg(target_os = "linux")]
 
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::UnixListener;

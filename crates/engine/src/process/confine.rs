@@ -241,6 +241,7 @@ pub fn exe_dirs(program: &str, env: Option<&[(String, String)]>) -> Vec<PathBuf>
 /// The stack of a confining thread: it only restricts itself and calls
 /// posix_spawn (which maps the child's own stack), so a small one keeps its
 /// creation and exit cheap.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const CONFINING_STACK: usize = 256 * 1024;
 
 /// One confined start, owned, as it is handed to a confining thread.
@@ -350,6 +351,7 @@ pub fn take_private_tmp(base: &Path) -> Option<PathBuf> {
 
 /// Make the next confined start's private temp directory under `base`,
 /// unless one is waiting already.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn premake_private_tmp(base: &Path) {
     // Made under the lock: the exit's cleanup either finds it in the slot or
     // comes first and closes the slot, so none is left behind.

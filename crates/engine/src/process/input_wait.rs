@@ -214,9 +214,11 @@ pub fn classify(nr: i64, a: [u64; 6]) -> Option<Wait> {
 }
 
 /// The controlling-terminal device, `/dev/tty` (5, 0).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const DEV_TTY: (u32, u32) = (5, 0);
 
 impl Target {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn is(&self, st: &libc::stat) -> bool {
         if st.st_ino == self.ino && identity(st) == self.dev {
             return true;
