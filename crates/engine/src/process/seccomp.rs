@@ -604,7 +604,7 @@ mod tests {
                     errno_of(libc::syscall(
                         libc::SYS_ioctl,
                         null.as_raw_fd(),
-                        libc::TIOCSTI | 1 << 32,
+                        libc::TIOCSTI as libc::c_ulong | 1 << 32,
                         &c,
                     )),
                 ),
