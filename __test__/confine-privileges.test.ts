@@ -4,7 +4,7 @@
 // unconfined, which succeeds.
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -21,7 +21,20 @@ const AS_NOBODY = ['--reuid=nobody', '--regid=nogroup', '--clear-groups']
 // Landlock is hidden under qemu-user (see confine.test.ts): there no confined
 // command runs at all, which confine.test.ts checks.
 const NATIVE = process.env.NLC_TEST_QEMU !== '1' && process.platform === 'linux'
-const ROOT = process.getuid?.() === 0
+/**
+ * Root of the machine: uid 0 in the initial user namespace (the platform
+ * runner's suites run as a namespace's root, which holds no privilege over
+ * devices, BPF or other terminals, so the controls could not succeed there).
+ */
+const ROOT =
+  process.getuid?.() === 0 &&
+  (() => {
+    try {
+      return readFileSync('/proc/self/uid_map', 'utf8').trim().split(/\s+/).join(' ') === '0 0 4294967295'
+    } catch {
+      return false
+    }
+  })()
 
 /** A root `nobody` can enter and write in (the probe makes device nodes there), holding the probe (a confined command reads nothing outside). */
 function root(): string {
