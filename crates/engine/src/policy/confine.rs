@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::errors::{clip, os_reason, EngineError, EngineResult};
-use crate::process::confine::{Grant, Level, Plan};
+use crate::process::confine::{Grant, Level, Plan, DEVICE_NODES};
 
 /// The `read` of a confinement as given.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -308,17 +308,8 @@ pub fn git_config_paths(env: Option<&[(String, String)]>) -> Vec<PathBuf> {
     out
 }
 
-/// Device nodes a command needs (standard streams, terminals, randomness).
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
+/// What makes terminals: the sandbox mounts a private instance instead.
+const TERMINAL_DEVICES: &[&str] = &["/dev/ptmx", "/dev/pts"];
 
 /// POSIX shared memory, writable to a command that may write anything.
 pub const SHM: &str = "/dev/shm";
@@ -359,7 +350,7 @@ fn system_paths(kind: SystemKind, writes: bool) -> SystemPaths {
             for t in trees {
                 system.push((PathBuf::from(t), Grant::Read));
             }
-            for d in DEVICES {
+            for d in DEVICE_NODES.iter().chain(TERMINAL_DEVICES) {
                 system.push((PathBuf::from(d), Grant::Device));
             }
             // POSIX shared memory (python's multiprocessing, for one) lives

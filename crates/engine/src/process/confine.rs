@@ -383,6 +383,18 @@ fn tmp_base(plan: &Plan) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Device nodes a command needs (standard streams, the controlling
+/// terminal, randomness): granted by the Landlock rules, bound into the
+/// namespace sandbox's `/dev`.
+pub const DEVICE_NODES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
 /// One confined spawn handed to a confining thread (Linux only: elsewhere
 /// every confined start is refused before it gets here).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]

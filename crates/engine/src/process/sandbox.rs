@@ -269,16 +269,6 @@ const RO: u64 = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 const RW: u64 = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 const FRESH: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV;
 
-/// The device nodes bound into the view's `/dev`.
-const NODES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-];
-
 impl View {
     /// The view of `plan` for a command entering `dir` (held since the cwd
     /// check).
@@ -361,7 +351,7 @@ impl View {
         }
         // /dev: a few nodes, shared memory, a terminal instance of its own.
         b.mount("tmpfs", Path::new("/dev"), FRESH, "mode=0755")?;
-        for n in NODES {
+        for n in super::confine::DEVICE_NODES {
             if Path::new(n).exists() {
                 b.bind(Path::new(n), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)?;
             }

@@ -103,20 +103,24 @@ pub enum Exit {
 }
 
 /// Linux: start `argv` with the engine's own clone-based spawn
-/// ([`super::vfork`]): the held directory entered by descriptor, the host's
-/// environment passed as it is (`env` replaces it when given), stdin from
-/// /dev/null or a pipe the supervisor writes.
+/// ([`super::vfork`]): the held directory entered by descriptor (or, with
+/// `view`, the namespace sandbox entered instead), the host's environment
+/// passed as it is (`env` replaces it when given, `tmp` is added to it),
+/// stdin from /dev/null or a pipe the supervisor writes.
 #[cfg(target_os = "linux")]
-fn spawn_piped(
+#[allow(clippy::too_many_arguments)]
+fn spawn_cloned(
     argv: &[String],
     dir: std::os::fd::BorrowedFd<'_>,
     env: Option<&[(String, String)]>,
+    tmp: Option<&Path>,
     stdin_pipe: bool,
     cgroup: Option<super::cgroup::Handle<'_>>,
+    view: Option<&super::sandbox::View>,
 ) -> io::Result<Spawned> {
-    let envp = match env {
-        Some(_) => Some(envp_with(env, None)?),
-        None => None,
+    let envp = match (env, tmp) {
+        (None, None) => None,
+        _ => Some(envp_with(env, tmp)?),
     };
     let c_argv = c_strings(argv)?;
     let path = child_search(argv, env);
@@ -130,7 +134,7 @@ fn spawn_piped(
         dir,
         stdin_pipe,
         cgroup,
-        None,
+        view,
     )?;
     Ok(Spawned {
         pid: p.pid,
@@ -139,6 +143,19 @@ fn spawn_piped(
         stdin: p.stdin,
         terminal: None,
     })
+}
+
+/// Linux: an unconfined (or `"landlock"`-level) piped start, in the held
+/// directory ([`spawn_cloned`] without a view).
+#[cfg(target_os = "linux")]
+fn spawn_piped(
+    argv: &[String],
+    dir: std::os::fd::BorrowedFd<'_>,
+    env: Option<&[(String, String)]>,
+    stdin_pipe: bool,
+    cgroup: Option<super::cgroup::Handle<'_>>,
+) -> io::Result<Spawned> {
+    spawn_cloned(argv, dir, env, None, stdin_pipe, cgroup, None)
 }
 
 /// argv in C form and what to execute, as execvp would: a name with a slash
@@ -246,26 +263,15 @@ pub fn spawn_in_view(req: &Request<'_>, plan: &super::confine::Plan) -> io::Resu
         return spawn_in_terminal(req, cols, rows, Some(plan));
     }
     let view = super::sandbox::View::prepare(plan, req.dir, None)?;
-    let envp = envp_with(req.env, req.tmp)?;
-    let c_argv = c_strings(req.argv)?;
-    let path = child_search(req.argv, req.env);
-    let p = super::vfork::spawn_piped(
-        &c_argv[0],
-        path.as_deref(),
-        &c_argv,
-        Some(&envp),
+    spawn_cloned(
+        req.argv,
         req.dir,
+        req.env,
+        req.tmp,
         req.input == Input::Pipe,
         req.cgroup,
         Some(&view),
-    )?;
-    Ok(Spawned {
-        pid: p.pid,
-        stdout: p.stdout,
-        stderr: Some(p.stderr),
-        stdin: p.stdin,
-        terminal: None,
-    })
+    )
 }
 
 /// The PATH the clone-based child looks a bare program name up in, as
