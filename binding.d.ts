@@ -250,6 +250,14 @@ export interface NativeStatus {
   confinementNotes?: Array<string>
 }
 
+/** What run_command_bg needs of the host's policy. */
+export interface NativeToolPolicy {
+  /** The sandbox root. */
+  cwdRoot: string
+  /** The host's budget, in ms (absent: the default). */
+  defaultTimeoutMs?: number
+}
+
 /** What `awaitBackgroundCommandOutput` resolves to. */
 export interface NativeWaitResult {
   matched: boolean
@@ -353,6 +361,21 @@ export declare function startCommand(hostId: number, argv: unknown, options: unk
  * command starts after this.
  */
 export declare function terminateAll(): void
+
+/**
+ * The tools' contract as JSON text: `{ limits, tools: [{ name, family,
+ * description, shape, readOnly, inputSchema }] }`, keys in the order
+ * clients have always received them.
+ */
+export declare function toolContract(): string
+
+/**
+ * Check a tool call's params and return its normalised request, or throw
+ * its refusal (`code` set). `params` is lib/tools.js' projection: `[key,
+ * value]` pairs in the model's key order, or `null` when the params were
+ * not an object (`shown` then says how JS writes them).
+ */
+export declare function toolRequest(name: string, params: unknown, shown?: string | undefined | null, policy?: NativeToolPolicy | undefined | null): Record<string, any>
 
 /**
  * Write a string (as UTF-8) or bytes to a command's input; the promise

@@ -869,4 +869,6 @@ module.exports.settledStatus = nativeBinding.settledStatus
 module.exports.signalCommand = nativeBinding.signalCommand
 module.exports.startCommand = nativeBinding.startCommand
 module.exports.terminateAll = nativeBinding.terminateAll
+module.exports.toolContract = nativeBinding.toolContract
+module.exports.toolRequest = nativeBinding.toolRequest
 module.exports.writeCommandInput = nativeBinding.writeCommandInput

@@ -11,7 +11,7 @@ const path = require('node:path')
 const { loadNative } = require('./lib/load.js')
 const native = loadNative(() => require('./binding.js'))
 const { createBackgroundCommandTools, createGitTools, isToolRefusal } = require('./lib/tools.js')
-const { createExtraTools } = require('./lib/interactive.js')
+const { limits } = require('./lib/contract.js')
 
 // The objects made on every start and settle (a status, a handle, a banked
 // stream's reference), built here with V8's cached shapes: the engine calls
@@ -256,7 +256,7 @@ async function bankThroughHost(taskId) {
         kind: 'command-output',
         label: `${label} [${stream}]`,
         sessionId,
-        previewChars: 600,
+        previewChars: limits.bankPreviewChars,
       })
       return [ref, undefined]
     } catch (e) {
@@ -319,9 +319,6 @@ function abortSignalOf(options) {
   return [signal, undefined]
 }
 
-/** The most entries an `allowedExecutables` array may have (SPEC §2); the engine refuses more. */
-const MAX_LIST_ENTRIES = 65536
-
 /**
  * A one-read copy of an array: `length` is read once and each element once,
  * in order. A length above `max` gives a sparse stand-in of that length (no
@@ -380,9 +377,9 @@ function snapshot(obj, fields, arrays) {
   return copy
 }
 
-const POLICY_FIELDS = ['allowedExecutables', 'cwdRoot', 'allowlist', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine', 'inputWaitMs']
-const OPTION_FIELDS = ['cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'label', 'sessionId', 'abortSignal', 'idleTimeoutMs', 'confine', 'stdin', 'terminal', 'inputWaitMs']
-const GIT_OPTION_FIELDS = ['repoRoot', 'timeoutMs', 'maxOutputBytes', 'previewChars', 'gitExecutable', 'confine']
+// The fields each snapshot reads, and the most entries an `allowedExecutables`
+// array may have (SPEC §2; the engine refuses more): the engine's lists.
+const { policyFields: POLICY_FIELDS, startOptionFields: OPTION_FIELDS, gitOptionFields: GIT_OPTION_FIELDS, maxListEntries: MAX_LIST_ENTRIES } = limits
 
 /** A policy read once (see `snapshot`). */
 function policySnapshot(policy) {
@@ -543,13 +540,11 @@ async function runGitCommand(host, args, sessionId) {
 function backgroundCommandToolsFor(host, options) {
   hostState(host)
   const sessionOf = (executionContext) => toolSession(host, executionContext)
-  const counters = (ctx) => backgroundCommandCounts(host, ctx?.sessionId)
-  const extra = createExtraTools(host, module.exports, counters, sessionOf, options)
   // What command_output's artifactId reads: a page of a built-in artifact of this host's commands only.
   const api = Object.assign(Object.create(module.exports), {
     retrieveArtifactOf: (h, artifactId, window) => native.retrieveArtifact(artifactId, window, hostState(h).id),
   })
-  return { ...createBackgroundCommandTools(host, api, sessionOf), ...extra }
+  return createBackgroundCommandTools(host, api, sessionOf, options)
 }
 
 async function writeBackgroundCommandInput(host, taskId, data, options) {

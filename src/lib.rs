@@ -745,6 +745,8 @@ pub fn git_tool_args(
         .map_err(|e| js_err(EngineError::BadInput(e.to_string())))
 }
 
+// The model-facing tools' contract (SPEC §3): binding/tools.rs.
+pub use binding::tools::{tool_contract, tool_request, NativeToolPolicy};
 // Kernel confinement (SPEC §8): `confinementSupport()` lives with its
 // option parsing in binding/confine.rs.
 pub use binding::confine::{confinement_support, NativeConfinementSupport};

@@ -3,8 +3,12 @@
 // its message and exits with code 2 before any tool exists.
 
 import { readFileSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+
+// The library's defaults and field lists, defined once in its engine.
+const { limits } = createRequire(import.meta.url)('neurolink-commands/lib/contract.js')
 
 /** A configuration the server refuses to start with (exit code 2). */
 export class UsageError extends Error {
@@ -26,8 +30,8 @@ shell) inside <dir> in the background and reads their complete output.
   --allow <exe>           an executable the model may run, spelled exactly as argv[0]
                           must be (repeat for more; policy allowedExecutables)
   --git <repoRoot>        also offer the six read-only git tools on that repository
-  --timeout-ms N          each command's budget (policy defaultTimeoutMs, default 120000)
-  --max-output-bytes N    the cap per stream (policy maxOutputBytes, default 10485760)
+  --timeout-ms N          each command's budget (policy defaultTimeoutMs, default ${limits.defaultTimeoutMs})
+  --max-output-bytes N    the cap per stream (policy maxOutputBytes, default ${limits.defaultMaxOutputBytes})
   --kill-grace-ms N       SIGTERM to SIGKILL grace (policy killGraceMs; default 2000
                           here, so stopping the server ends every command within 5 s)
   --confine               confine commands with the kernel (Landlock, seccomp)
@@ -40,18 +44,11 @@ shell) inside <dir> in the background and reads their complete output.
   --help                  this text
 `
 
-const POLICY_FIELDS = [
-  'cwdRoot',
-  'allowedExecutables',
-  'defaultTimeoutMs',
-  'maxOutputBytes',
-  'killGraceMs',
-  'idleTimeoutMs',
-  'confine',
-  'git',
-]
-const GIT_FIELDS = ['repoRoot', 'timeoutMs', 'maxOutputBytes', 'previewChars', 'gitExecutable']
-const NUMBER_FIELDS = ['defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs']
+/** The policy fields a JSON file can hold (not the callbacks), as the library reads them. */
+const FILE_POLICY_FIELDS = limits.policyFields.filter((f) => !limits.callbackFields.includes(f))
+const POLICY_FIELDS = [...FILE_POLICY_FIELDS, 'git']
+const GIT_FIELDS = limits.gitOptionFields
+const NUMBER_FIELDS = ['defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'inputWaitMs']
 
 /**
  * The git budget when none is configured: below the roughly 60 s after which
@@ -179,7 +176,7 @@ export function parseCommandLine(argv) {
 
   const file = v.config === undefined ? {} : readConfigFile(v.config)
   const policy = {}
-  for (const key of ['cwdRoot', 'allowedExecutables', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine']) {
+  for (const key of FILE_POLICY_FIELDS) {
     if (file[key] !== undefined) policy[key] = file[key]
   }
   if (v.root !== undefined) {

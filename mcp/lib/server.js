@@ -15,14 +15,10 @@ import { isSettled, renderResult } from './render.js'
 
 const require = createRequire(import.meta.url)
 const { version } = require('../package.json')
-// artifact_read's refusals in the tool's terms, as the library's tools say theirs
-// (a library without lib/terms.js leaves the message as it is).
-let inToolTerms = (_name, _code, message) => message
-try {
-  inToolTerms = require('neurolink-commands/lib/terms.js').inToolTerms
-} catch {
-  // an older neurolink-commands
-}
+// The tools' contract (names, schemas, limits) and artifact_read's tool
+// object come from the library, as its other tools do.
+const { limits, specs } = require('neurolink-commands/lib/contract.js')
+const { createArtifactTool } = require('neurolink-commands/lib/tools.js')
 
 /** The longest wait one call makes: under the ~60 s request timeout of common MCP clients. */
 export const WAIT_CAP_MS = 50000
@@ -36,21 +32,10 @@ export const MAX_ARGUMENTS_BYTES = 4 * 1024 * 1024
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 /** The code a refusal gets when the library gave it none. */
 export const FALLBACK_CODE = 'NLC_INVALID_ARGUMENT'
-/** The extra command tools asked for (§9, §10); a library without them simply returns the four. */
-const EXTRA_TOOLS = ['command_input', 'command_list']
+/** The extra command tools asked for (§9, §10). */
+const EXTRA_TOOLS = limits.extraTools
 /** Which tools only read (an annotation for clients; unknown tools get none). */
-const READ_ONLY = new Set([
-  'command_status',
-  'command_output',
-  'command_list',
-  'artifact_read',
-  'git_log',
-  'git_show',
-  'git_diff',
-  'git_blame',
-  'git_merge_base',
-  'git_ls_files',
-])
+const READ_ONLY = new Set(Object.values(specs).filter((s) => s.readOnly).map((s) => s.name))
 
 function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -162,43 +147,12 @@ export function createRuntime({ policy, git }) {
       throw new UsageError(`the git settings were refused: ${messageOf(e)}`)
     }
     for (const t of Object.values(nc.createGitTools(host))) tools.set(t.name, t)
-    tools.set('artifact_read', artifactTool())
+    tools.set('artifact_read', createArtifactTool((artifactId, window) => nc.retrieveArtifact(artifactId, window)))
   }
   for (const [name, t] of tools) {
     if (!t || typeof t.execute !== 'function' || !isObject(t.inputSchema)) tools.delete(name)
   }
   return { host, sessionId, tools, policy, git }
-}
-
-/** Reading a banked git output in full: the git tools' results carry only a preview. */
-function artifactTool() {
-  return {
-    name: 'artifact_read',
-    description:
-      'Read one page of a banked output (a git tool\'s "output" ref holds all of it; its result shows only the start): ' +
-      'offset and limit count characters (limit defaults to 50000, at most 200000); hasMore says whether to read on from offset + limit.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        artifactId: { type: 'string', description: 'The artifactId of an output ref.' },
-        offset: { type: 'integer', minimum: 0, description: 'First character (default 0).' },
-        limit: { type: 'integer', minimum: 1, maximum: 200000, description: 'Characters to read (default 50000).' },
-      },
-      required: ['artifactId'],
-      additionalProperties: false,
-    },
-    async execute(params) {
-      try {
-        const window = {}
-        if (params.offset !== undefined && params.offset !== null) window.offset = params.offset
-        if (params.limit !== undefined && params.limit !== null) window.limit = params.limit
-        return await nc.retrieveArtifact(params.artifactId, window)
-      } catch (e) {
-        const code = codeOf(e)
-        return { isError: true, error: `artifact_read { artifactId: string, offset?: number, limit?: number }: ${inToolTerms('artifact_read', code, messageOf(e))}`, code }
-      }
-    },
-  }
 }
 
 function delay(ms) {

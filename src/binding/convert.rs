@@ -220,7 +220,7 @@ pub fn opt_bool(obj: &Object, name: &str, what: &str) -> R<Option<bool>> {
 /// The most entries an argv may have (SPEC §2).
 pub const MAX_ARGV_ENTRIES: u32 = 1_048_576;
 /// The most entries an `allowedExecutables` or git `args` array may have (SPEC §2).
-pub const MAX_LIST_ENTRIES: u32 = 65_536;
+pub use engine::tools::limits::MAX_LIST_ENTRIES;
 
 /// An array of strings of at most `max` entries (holes and non-strings
 /// refused, naming the index). The array is read element by element: its

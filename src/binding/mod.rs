@@ -6,3 +6,4 @@ pub mod factory;
 pub mod input;
 pub mod inputs;
 pub mod outputs;
+pub mod tools;

@@ -11,6 +11,7 @@
 //! below it (`crates/engine/tests/layers.rs` fails on any import circle among them):
 //!
 //! ```text
+//! tools     the model-facing tools' contract: specs, schemas, limits, param checks
 //! git       the read-only git toolset: argument checks, hardening, runs
 //!  └ jobs   commands (the API verbs) → supervisor → bank → registry → record
 //!     ├ policy    the start checks (validate) and the cwd check (cwd)
@@ -44,6 +45,7 @@ pub mod policy;
 pub mod process;
 pub mod runtime;
 pub mod text;
+pub mod tools;
 
 // The paths the napi crate and the tests have always used.
 pub use git::run as gitrun;

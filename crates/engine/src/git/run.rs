@@ -23,6 +23,10 @@ pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 33_554_432;
 /// Default preview length.
 pub const DEFAULT_PREVIEW_CHARS: u32 = 2000;
+/// Longest preview a host may ask for.
+pub const MAX_PREVIEW_CHARS: u32 = 4000;
+/// Characters of stderr in a result's `stderrPreview`.
+pub const STDERR_PREVIEW_CHARS: usize = 600;
 
 /// Options as the caller gave them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -78,11 +82,11 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
     let preview = match input.preview_chars {
         None => DEFAULT_PREVIEW_CHARS,
         Some(p) if p.is_nan() => {
-            return Err(EngineError::BadInput(
-                "previewChars must be a number from 1 to 4000".into(),
-            ));
+            return Err(EngineError::BadInput(format!(
+                "previewChars must be a number from 1 to {MAX_PREVIEW_CHARS}"
+            )));
         }
-        Some(p) => p.floor().clamp(1.0, 4000.0) as u32,
+        Some(p) => p.floor().clamp(1.0, f64::from(MAX_PREVIEW_CHARS)) as u32,
     };
     let settings = GitSettings {
         repo_root: real,
@@ -353,7 +357,8 @@ pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
     let st = commands::await_settled(host, task_id, None).await?;
     let rec = registry::lookup(host, task_id)?;
     let preview = head(&rec, Stream::Stdout, s.preview_chars as usize);
-    let stderr_preview = (st.stderr_bytes > 0.0).then(|| head(&rec, Stream::Stderr, 600));
+    let stderr_preview =
+        (st.stderr_bytes > 0.0).then(|| head(&rec, Stream::Stderr, STDERR_PREVIEW_CHARS));
     let output = st
         .stdout
         .clone()

@@ -48,7 +48,8 @@ fn spell(d: Duration) -> String {
     }
 }
 
-const PREFIX: &str = "nlc-";
+/// The prefix of a built-in artifact id (`nlc-<taskId>-<stream>`).
+pub const PREFIX: &str = "nlc-";
 
 /// The built-in artifact id of a stream.
 pub fn artifact_id(task_id: &str, s: Stream) -> String {
