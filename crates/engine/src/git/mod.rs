@@ -88,6 +88,19 @@ impl GitTool {
             GitTool::LsFiles => "git_ls_files",
         }
     }
+
+    /// The params the tool takes, in its schema's order (engine/src/tools
+    /// describes each; a test there keeps both in step).
+    pub fn params(&self) -> &'static [&'static str] {
+        match self {
+            GitTool::Log => &["ref", "path", "maxCount", "since", "format"],
+            GitTool::Show => &["ref", "path", "nameOnly"],
+            GitTool::Diff => &["base", "head", "path", "nameOnly", "stat", "unified"],
+            GitTool::Blame => &["path", "ref", "lineStart", "lineEnd"],
+            GitTool::MergeBase => &["base", "head"],
+            GitTool::LsFiles => &["path"],
+        }
+    }
 }
 
 impl fmt::Display for GitTool {
@@ -112,10 +125,22 @@ impl<'a> Params<'a> {
     fn new(tool: GitTool, params: &'a Value) -> Result<Self, GitRefusal> {
         match params {
             Value::Null => Ok(Params { tool, map: None }),
-            Value::Object(map) => Ok(Params {
-                tool,
-                map: Some(map),
-            }),
+            Value::Object(map) => {
+                // As every tool's schema says (additionalProperties: false):
+                // a key the tool does not take is refused, never ignored.
+                let known = tool.params();
+                if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
+                    return Err(GitRefusal(format!(
+                        "{tool}: unknown parameter {}: this tool takes only {}",
+                        quote(key),
+                        known.join(", ")
+                    )));
+                }
+                Ok(Params {
+                    tool,
+                    map: Some(map),
+                })
+            }
             other => Err(GitRefusal(format!(
                 "{tool}: params must be a JSON object such as {{\"path\": \"src/lib.rs\"}}, not {}",
                 json_kind(other)
@@ -227,7 +252,7 @@ fn json_value_for_message(value: &Value) -> String {
 /// and clamped, never refused) and build the args
 /// after the prefix. `real_root` is the repository root paths must stay in
 /// (the git process must run with it as its working directory, since paths
-/// are passed relative to it). Keys a tool does not know are ignored.
+/// are passed relative to it). Keys a tool does not take are refused.
 pub fn tool_args(
     tool: GitTool,
     params: &Value,
@@ -556,15 +581,21 @@ mod tests {
         // 1.0 is the integer 1 (JavaScript numbers may arrive as floats).
         let got = tool_args(GitTool::Log, &json!({"maxCount": 1.0}), &root).unwrap();
         assert_eq!(got, with(&["--max-count=1", "--oneline"]));
-        let got = tool_args(
+        let got = tool_args(GitTool::Log, &json!({"path": "deleted/file.rs"}), &root).unwrap();
+        assert_eq!(
+            got,
+            with(&["--max-count=20", "--oneline", "--", "deleted/file.rs"])
+        );
+        // A key the tool does not take is refused, as its schema says.
+        let e = tool_args(
             GitTool::Log,
             &json!({"path": "deleted/file.rs", "repoRoot": "/ignored"}),
             &root,
         )
-        .unwrap();
+        .unwrap_err();
         assert_eq!(
-            got,
-            with(&["--max-count=20", "--oneline", "--", "deleted/file.rs"])
+            e.0,
+            "git_log: unknown parameter \"repoRoot\": this tool takes only ref, path, maxCount, since, format"
         );
     }
 

@@ -489,6 +489,15 @@ mod tests {
     }
 
     #[test]
+    fn the_git_specs_name_the_params_the_git_validators_take() {
+        for tool in crate::git::GitTool::ALL {
+            let spec = spec(tool.name()).unwrap();
+            let names: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
+            assert_eq!(names, tool.params(), "{}", tool.name());
+        }
+    }
+
+    #[test]
     fn integer_bounds_read_as_the_refusals_say_them() {
         let out = spec("command_output").unwrap();
         assert_eq!(
