@@ -47,3 +47,70 @@ test('the JS sources define none of the shared limits or lists again', () => {
     for (const re of again) assert.doesNotMatch(text, re, `${f} defines ${re} again; take it from lib/contract.js (the engine's contract)`)
   }
 })
+
+/** The d.ts fields of a `{ ... }` body: name, optional, type (comments dropped). */
+function fields(body: string): { name: string; optional: boolean; type: string }[] {
+  const code = body.replace(/\/\*\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')
+  return code
+    .split(/[;\n]/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => {
+      const m = /^(\w+)(\??):\s*(.+)$/.exec(l)
+      assert.ok(m, `a field line: ${l}`)
+      return { name: m[1], optional: m[2] === '?', type: m[3].trim() }
+    })
+}
+
+test('index.d.ts declares each tool\'s params as its spec does (names, optionality, types)', () => {
+  const dts = readFileSync(new URL('index.d.ts', root), 'utf8')
+  const { tools } = JSON.parse(native.toolContract()) as {
+    tools: { name: string; inputSchema: { properties: Record<string, { type: string; enum?: string[]; items?: { enum?: string[] } }>; required: string[] } }[]
+  }
+  const alias = (name: string) => {
+    const m = new RegExp(`export type ${name} =([^]*?)\\n(?=export|\\n)`).exec(dts)
+    assert.ok(m, `type ${name} in index.d.ts`)
+    return m[1].replace(/\/\*\*[\s\S]*?\*\//g, '').replace(/\s+/g, ' ').trim().replace(/^\| /, '')
+  }
+  const tsType = (s: { type: string; enum?: string[]; items?: { enum?: string[] } }) => {
+    if (s.enum) return s.enum.map((v) => `'${v}'`).join(' | ')
+    if (s.type === 'array') return s.items?.enum ? `${s.items.enum.map((v) => `'${v}'`).join(' | ')}[]` : 'string[]'
+    return s.type === 'integer' ? 'number' : s.type
+  }
+  const declared = (type: string) => {
+    const arr = /^(\w+)\[\]$/.exec(type)
+    if (arr && /^[A-Z]/.test(arr[1])) return `${alias(arr[1])}[]`
+    return type
+  }
+  const interfaces: Record<string, string> = {
+    run_command_bg: 'RunCommandParams',
+    command_status: 'CommandStatusParams',
+    command_kill: 'CommandKillParams',
+    command_input: 'CommandInputParams',
+    command_list: 'CommandListParams',
+    git_log: 'GitLogParams',
+    git_show: 'GitShowParams',
+    git_diff: 'GitDiffParams',
+    git_blame: 'GitBlameParams',
+    git_merge_base: 'GitMergeBaseParams',
+    git_ls_files: 'GitLsFilesParams',
+  }
+  for (const t of tools) {
+    const props = t.inputSchema.properties
+    if (t.name === 'command_output') {
+      // A union of the two ways to name the text (SPEC §3: the rule lives in the description and the runtime).
+      const branches = alias('CommandOutputParams').split(/\s\|\s(?=\{)/).map((b) => fields(b.trim().replace(/^\{|\}$/g, '')))
+      const names = new Set(branches.flat().map((f) => f.name))
+      assert.deepEqual([...names].sort(), Object.keys(props).sort(), 'command_output: the union names every param')
+      for (const f of branches.flat()) assert.equal(declared(f.type), tsType(props[f.name]), `command_output.${f.name}`)
+      continue
+    }
+    if (t.name === 'artifact_read') continue // the MCP server's own tool: no host-facing type
+    const name = interfaces[t.name]
+    const m = new RegExp(`export interface ${name} \\{([^]*?)\\n\\}`).exec(dts)
+    assert.ok(m, `interface ${name} in index.d.ts`)
+    const got = fields(m[1]).map((f) => [f.name, f.optional, declared(f.type)])
+    const want = Object.entries(props).map(([k, s]) => [k, !t.inputSchema.required.includes(k), tsType(s)])
+    assert.deepEqual(got, want, `${name} declares ${t.name}'s params as the spec does`)
+  }
+})
