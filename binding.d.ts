@@ -56,6 +56,13 @@ export declare function confinementSupport(): NativeConfinementSupport
 export declare function defaultSession(hostId: number): string
 
 /**
+ * A value as every message of the package describes it (`the number 42`,
+ * `the string "x"`, `an array`, `a symbol`), for the few checks only JS
+ * makes, so they say it as the engine's own refusals do.
+ */
+export declare function describeValue(value: unknown): string
+
+/**
  * How many background sweeps of ended processes' task directories have
  * finished in this process (0 or 1): lets a test know that sweep is over.
  */

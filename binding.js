@@ -845,6 +845,7 @@ module.exports.configureGit = nativeBinding.configureGit
 module.exports.configureLogs = nativeBinding.configureLogs
 module.exports.confinementSupport = nativeBinding.confinementSupport
 module.exports.defaultSession = nativeBinding.defaultSession
+module.exports.describeValue = nativeBinding.describeValue
 module.exports.endedSweepsDone = nativeBinding.endedSweepsDone
 module.exports.getLogSettings = nativeBinding.getLogSettings
 module.exports.gitToolArgs = nativeBinding.gitToolArgs

@@ -76,12 +76,9 @@ function hostState(host) {
   return state
 }
 
+/** A value as the engine's messages describe it (`the number 42`, `an array`); never throws. */
 function describe(v) {
-  if (v === null) return 'null'
-  if (isArray(v)) return 'an array'
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.slice(0, 40))}`
-  if (typeof v === 'number' || typeof v === 'boolean') return `the ${typeof v} ${String(v)}`
-  return typeof v === 'object' ? 'an object' : typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`
+  return native.describeValue(v)
 }
 
 /** Array.isArray that answers false for a revoked Proxy instead of throwing. */

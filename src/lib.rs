@@ -746,7 +746,7 @@ pub fn git_tool_args(
 }
 
 // The model-facing tools' contract (SPEC §3): binding/tools.rs.
-pub use binding::tools::{tool_contract, tool_request, NativeToolPolicy};
+pub use binding::tools::{describe_value, tool_contract, tool_request, NativeToolPolicy};
 // Kernel confinement (SPEC §8): `confinementSupport()` lives with its
 // option parsing in binding/confine.rs.
 pub use binding::confine::{confinement_support, NativeConfinementSupport};

@@ -91,16 +91,18 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
 pub fn page_request(v: &Unknown) -> R<(Stream, Window)> {
     let what = "page";
     if absent(v) {
-        return Err(EngineError::BadInput(
-            "page must be an object like { stream: \"stdout\", offset: 0, limit: 50000 }".into(),
-        ));
+        return Err(EngineError::BadInput(format!(
+            "page must be an object like {{ stream: \"stdout\", offset: 0, limit: {} }}",
+            engine::paging::DEFAULT_LIMIT
+        )));
     }
     let obj = as_object(v, what)?;
     let stream = stream_name(opt_string(&obj, "stream", what)?.as_deref(), true)?;
     if let Some(t) = opt_number(&obj, "tail", what)? {
         if !t.is_finite() || t < 0.0 {
             return Err(EngineError::BadInput(format!(
-                "page.tail must be a finite number ≥ 0: how many characters (UTF-16 units) to read from the end, clamped to 1..200000 (got {})",
+                "page.tail must be a finite number ≥ 0: how many characters (UTF-16 units) to read from the end, clamped to 1..{} (got {})",
+                engine::paging::MAX_LIMIT,
                 engine::policy::js_number(t)
             )));
         }

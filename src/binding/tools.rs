@@ -63,3 +63,11 @@ pub fn tool_request(
         code => napi::Error::new(crate::Code(code), r.message),
     })
 }
+
+/// A value as every message of the package describes it (`the number 42`,
+/// `the string "x"`, `an array`, `a symbol`), for the few checks only JS
+/// makes, so they say it as the engine's own refusals do.
+#[napi]
+pub fn describe_value(value: Unknown) -> String {
+    convert::describe(&value)
+}

@@ -268,7 +268,10 @@ pub fn tool_args(
                     "maxCount",
                     1,
                     i64::from(args::MAX_MAX_COUNT),
-                    "a number (floored and clamped to 1..500)",
+                    &format!(
+                        "a number (floored and clamped to 1..{})",
+                        args::MAX_MAX_COUNT
+                    ),
                 )?
                 .map_or(args::DEFAULT_MAX_COUNT, |n| n as u32);
             let since = match p.string(
@@ -316,7 +319,7 @@ pub fn tool_args(
                     "unified",
                     0,
                     i64::from(args::MAX_UNIFIED),
-                    "a number (floored and clamped to 0..50)",
+                    &format!("a number (floored and clamped to 0..{})", args::MAX_UNIFIED),
                 )?
                 .map(|n| n as u32);
             if head.is_some() && base.is_none() {

@@ -97,10 +97,11 @@ pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     }
     ArtifactRef {
         read_back_hint: format!(
-            "The complete {} ({} bytes, {} characters) is banked: read it with command_output({{ artifactId: \"{id}\", offset: 0, limit: 50000 }}), then again from offset + limit while hasMore is true.",
+            "The complete {} ({} bytes, {} characters) is banked: read it with command_output({{ artifactId: \"{id}\", offset: 0, limit: {} }}), then again from offset + limit while hasMore is true.",
             s.name(),
             log.bytes(),
-            paging::total_units(log)
+            paging::total_units(log),
+            paging::DEFAULT_LIMIT
         ),
         artifact_id: id,
         label: label(rec, s),
@@ -120,11 +121,12 @@ pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
         size_bytes: log.bytes() as f64,
         preview: preview(rec, s),
         read_back_hint: format!(
-            "The artifact could NOT be created: {why}. The complete {} is still in the log file {}; read it with command_output({{ taskId: \"{}\", stream: \"{}\", offset: 0, limit: 50000 }}).",
+            "The artifact could NOT be created: {why}. The complete {} is still in the log file {}; read it with command_output({{ taskId: \"{}\", stream: \"{}\", offset: 0, limit: {} }}).",
             s.name(),
             rec.log_path(s).display(),
             rec.task_id(),
-            s.name()
+            s.name(),
+            paging::DEFAULT_LIMIT
         ),
     }
 }
