@@ -114,3 +114,27 @@ test('index.d.ts declares each tool\'s params as its spec does (names, optionali
     assert.deepEqual(got, want, `${name} declares ${t.name}'s params as the spec does`)
   }
 })
+
+test('the defaults and bounds index.d.ts documents are the engine\'s', () => {
+  const dts = readFileSync(new URL('index.d.ts', root), 'utf8')
+  const { limits: l } = JSON.parse(native.toolContract())
+  const documented: [RegExp, number][] = [
+    [/Budget of a command that names none, in ms\. @default (\d+)/, l.defaultTimeoutMs],
+    [/state `output-limit`\. @default (\d+)/, l.defaultMaxOutputBytes],
+    [/Grace between SIGTERM and SIGKILL, in ms\. @default (\d+)/, l.defaultKillGraceMs],
+    [/inputWaitMs\}\)\. @default (\d+)/, l.defaultInputWaitMs],
+    [/Characters, clamped to 1\.\.(\d+)\./, l.maxPageChars],
+    [/Characters, clamped to 1\.\.\d+\. @default (\d+)/, l.defaultPageChars],
+    [/The first (\d+) characters\. \*\//, l.bankPreviewChars],
+    [/Budget per git run, in ms\. @default (\d+)/, l.gitDefaultTimeoutMs],
+    [/Bytes kept per stream\. @default (\d+)/, l.gitDefaultMaxOutputBytes],
+    [/preview, clamped to 1\.\.(\d+)\./, l.gitMaxPreviewChars],
+    [/preview, clamped to 1\.\.\d+\. @default (\d+)/, l.gitDefaultPreviewChars],
+    [/The first (\d+) characters of stderr/, l.gitStderrPreviewChars],
+  ]
+  for (const [re, want] of documented) {
+    const m = re.exec(dts)
+    assert.ok(m, `index.d.ts documents ${re}`)
+    assert.equal(Number(m[1]), want, `index.d.ts: ${re} says ${m[1]}, the engine ${want}`)
+  }
+})
