@@ -18,6 +18,19 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * The git budget when none is configured: below the roughly 60 s after which
+ * common MCP clients give up on a request (the library's own default is limits.gitDefaultTimeoutMs).
+ */
+export const DEFAULT_GIT_TIMEOUT_MS = 50000
+
+/**
+ * The SIGTERM → SIGKILL grace when none is configured (the library's own
+ * default is limits.defaultKillGraceMs): short enough that stopping the server, which waits for
+ * every command to settle, is done within its 5 s.
+ */
+export const DEFAULT_KILL_GRACE_MS = 2000
+
 export const USAGE = `Usage: neurolink-commands-mcp --root <dir> --allow <exe> [--allow <exe> ...]
                              [--git <repoRoot>] [--timeout-ms N] [--max-output-bytes N]
                              [--kill-grace-ms N] [--confine [--write <dir> ...] [--network]]
@@ -32,7 +45,7 @@ shell) inside <dir> in the background and reads their complete output.
   --git <repoRoot>        also offer the six read-only git tools on that repository
   --timeout-ms N          each command's budget (policy defaultTimeoutMs, default ${limits.defaultTimeoutMs})
   --max-output-bytes N    the cap per stream (policy maxOutputBytes, default ${limits.defaultMaxOutputBytes})
-  --kill-grace-ms N       SIGTERM to SIGKILL grace (policy killGraceMs; default 2000
+  --kill-grace-ms N       SIGTERM to SIGKILL grace (policy killGraceMs; default ${DEFAULT_KILL_GRACE_MS}
                           here, so stopping the server ends every command within 5 s)
   --confine               confine commands with the kernel (Landlock, seccomp)
   --write <dir>           with --confine: a tree commands may write (repeatable;
@@ -49,19 +62,6 @@ const FILE_POLICY_FIELDS = limits.policyFields.filter((f) => !limits.callbackFie
 const POLICY_FIELDS = [...FILE_POLICY_FIELDS, 'git']
 const GIT_FIELDS = limits.gitOptionFields
 const NUMBER_FIELDS = ['defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'inputWaitMs']
-
-/**
- * The git budget when none is configured: below the roughly 60 s after which
- * common MCP clients give up on a request (the library's own default is 60000).
- */
-export const DEFAULT_GIT_TIMEOUT_MS = 50000
-
-/**
- * The SIGTERM → SIGKILL grace when none is configured (the library's own
- * default is 5000): short enough that stopping the server, which waits for
- * every command to settle, is done within its 5 s.
- */
-export const DEFAULT_KILL_GRACE_MS = 2000
 
 function positiveInteger(text, flag) {
   if (!/^[0-9]+$/.test(text) || Number(text) <= 0 || !Number.isSafeInteger(Number(text))) {

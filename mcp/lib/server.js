@@ -270,7 +270,7 @@ export function createServer(runtime) {
       instructions:
         `Runs commands in the background without a shell: argv[0] must be exactly one of ${JSON.stringify(policy.allowedExecutables)}, ` +
         `each argument its own argv entry, the working directory inside ${policy.cwdRoot}. ` +
-        'Start with run_command_bg, follow with command_status (waitMs waits, at most 50 s per call) and read every byte with command_output.',
+        `Start with run_command_bg, follow with command_status (waitMs waits, at most ${WAIT_CAP_MS / 1000} s per call) and read every byte with command_output.`,
     },
   )
 
