@@ -192,7 +192,7 @@ fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
     rec.open_log(s)
         .and_then(|f| text::read_all_lossy(&f, rec.log(s).bytes()))
         .map_err(|e| {
-            super::commands::log_error(&e, || {
+            crate::text::logfile::log_error(&e, || {
                 EngineError::Io(format!(
                     "{what} cannot be read from {}: {e}",
                     rec.log_path(s).display()
@@ -224,7 +224,7 @@ pub fn retrieve_artifact(id: &str, w: Window, host: Option<u32>) -> EngineResult
     rec.open_log(s)
         .and_then(|f| paging::read_page(rec.log(s), &f, w, rec.log_key(s)))
         .map_err(|e| {
-            super::commands::log_error(&e, || {
+            crate::text::logfile::log_error(&e, || {
                 EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}"))
             })
         })

@@ -28,7 +28,7 @@ use crate::process::confine::Plan;
 use crate::process::signals;
 use crate::process::spawn::Input;
 use crate::text::capture::{Stream, StreamLog};
-use crate::text::logfile::{self, LogBase, LogGone};
+use crate::text::logfile::{self, log_error, LogBase};
 use crate::text::paging::{self, Page, Window};
 
 /// The options of one start, as plain values.
@@ -504,15 +504,6 @@ pub fn exit_cleanup() {
     super::retention::exit_cleanup();
     crate::process::confine::discard_premade();
     supervisor::remove_unsettled_private_tmps();
-}
-
-/// A log that was removed or replaced as its coded refusal, else `otherwise`.
-pub fn log_error(e: &std::io::Error, otherwise: impl FnOnce() -> EngineError) -> EngineError {
-    match LogGone::of(e) {
-        Some(LogGone::Removed(m)) => EngineError::LogsRemoved(m.clone()),
-        Some(LogGone::Replaced(m)) => EngineError::LogReplaced(m.clone()),
-        None => otherwise(),
-    }
 }
 
 /// Why a log could not be read, and what to do about it.

@@ -12,6 +12,7 @@
 
 pub mod bank;
 pub mod commands;
+pub mod control;
 pub mod ids;
 pub mod input;
 pub mod record;

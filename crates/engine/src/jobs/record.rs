@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
+pub use super::control::{Control, KillReason};
 use super::ids;
 use super::input::InputState;
-pub use super::supervisor::Control;
 use crate::policy;
 use crate::process::signals;
 use crate::text::capture::{Stream, StreamLog};
@@ -73,17 +73,6 @@ pub struct ArtifactRef {
     pub preview: String,
     /// How to read the whole stream back.
     pub read_back_hint: String,
-}
-
-/// Why the runner stopped a command.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KillReason {
-    /// `killBackgroundCommand`.
-    Caller,
-    /// The command's AbortSignal fired.
-    Abort,
-    /// `killAllBackgroundCommands`.
-    HostDisposed,
 }
 
 /// The part of a record that changes.

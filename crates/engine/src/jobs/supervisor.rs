@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
 use super::bank;
+pub use super::control::Control;
 use super::input::{WriteFailure, WriteReply};
 use super::record::{KillReason, Record, State};
 use crate::errors::{js_number, os_reason};
@@ -175,23 +176,6 @@ fn hand_to_confining_thread(
 }
 
 const CHUNK: usize = 64 * 1024;
-
-/// Messages a supervisor takes.
-#[derive(Debug)]
-pub enum Control {
-    /// Stop the command's group with this signal (escalating to SIGKILL).
-    Kill(i32, KillReason),
-    /// Write these bytes to the command's input (then close a pipe when
-    /// `close`); reply with the count once the last byte is in.
-    Write {
-        /// The bytes.
-        data: Vec<u8>,
-        /// Close the pipe after them.
-        close: bool,
-        /// Where the count (or the failure) goes.
-        reply: WriteReply,
-    },
-}
 
 /// What the supervisor needs besides the record.
 pub struct Launch {

@@ -18,6 +18,8 @@
 //! filesystem without user attributes, as an empty marker file in it.
 
 use std::fmt;
+
+use crate::errors::EngineError;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -594,6 +596,15 @@ fn looks_like_task_id(s: &str) -> bool {
         && b[b.len() - 12..]
             .iter()
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
+/// A log that was removed or replaced as its coded refusal, else `otherwise`.
+pub fn log_error(e: &std::io::Error, otherwise: impl FnOnce() -> EngineError) -> EngineError {
+    match LogGone::of(e) {
+        Some(LogGone::Removed(m)) => EngineError::LogsRemoved(m.clone()),
+        Some(LogGone::Replaced(m)) => EngineError::LogReplaced(m.clone()),
+        None => otherwise(),
+    }
 }
 
 #[cfg(test)]
