@@ -27,6 +27,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub use super::plan::{Counter, Grant, Level, Plan, DEVICE_NODES};
 use super::spawn::Spawned;
 
 /// The Landlock ABI confinement needs: file rights with truncation (3), TCP
@@ -56,17 +57,6 @@ pub struct Support {
     /// The engine can start a command in new user, mount and PID (and
     /// network) namespaces: the `"full"` level's sandbox.
     pub namespaces: bool,
-}
-
-/// How much of the confinement a policy asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Level {
-    /// Landlock, seccomp and the namespace sandbox (SPEC §8 in full).
-    #[default]
-    Full,
-    /// Landlock and seccomp only, on a host that refuses user namespaces:
-    /// the gaps the documentation lists remain.
-    Landlock,
 }
 
 /// This kernel's support, measured once.
@@ -164,41 +154,6 @@ fn missing_landlock(network: bool) -> Option<String> {
         );
     }
     (!lacks.is_empty()).then(|| lacks.join("; "))
-}
-
-/// How a rule grants a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grant {
-    /// Read and execute files, list directories.
-    Read,
-    /// Everything, recursively.
-    Write,
-    /// Read and write an existing file (a device node), or the files below a
-    /// directory of device nodes (`/dev/pts`), without creating any.
-    Device,
-}
-
-/// The rules one confined start applies, resolved before the process exists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// The fixed system paths (program and system trees, device nodes) and
-    /// how they are granted: opened the first time, kept for every later
-    /// start.
-    pub system: std::sync::Arc<[(PathBuf, Grant)]>,
-    /// Other paths and how they are granted; a path missing when the
-    /// ruleset is built is not granted.
-    pub rules: Vec<(PathBuf, Grant)>,
-    /// The command's private temp directory (writable), opened afresh:
-    /// unlike the other paths, its descriptor is not kept for later starts.
-    pub private_tmp: Option<PathBuf>,
-    /// Whether the network stays reachable.
-    pub network: bool,
-    /// Paths inside write trees kept read-only (`false`) or pinned as mount
-    /// points of themselves so they cannot be renamed or removed (`true`:
-    /// a repository's `.git`), in the order they are bound.
-    pub protect: Vec<(PathBuf, bool)>,
-    /// The level asked for.
-    pub level: Level,
 }
 
 /// `argv[0]`'s directory, found as the spawn finds the program (PATH of the
@@ -382,18 +337,6 @@ fn tmp_base(plan: &Plan) -> Option<PathBuf> {
         .and_then(Path::parent)
         .map(Path::to_path_buf)
 }
-
-/// Device nodes a command needs (standard streams, the controlling
-/// terminal, randomness): granted by the Landlock rules, bound into the
-/// namespace sandbox's `/dev`.
-pub const DEVICE_NODES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-];
 
 /// One confined spawn handed to a confining thread (Linux only: elsewhere
 /// every confined start is refused before it gets here).
@@ -1028,9 +971,6 @@ pub fn count_refusals(pid: i32, refused: Counter) {
     #[cfg(not(target_os = "linux"))]
     let _ = (pid, refused);
 }
-
-/// Told how many more sockets a command was refused (see [`count_refusals`]).
-pub type Counter = Box<dyn Fn(u32) + Send + Sync>;
 
 /// A confined command's private temp directory `dir` is removed: a kept
 /// ruleset that granted it may be reused (see the Linux `ruleset_for`).

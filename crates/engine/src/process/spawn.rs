@@ -18,42 +18,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::transform::Request;
-
-/// What a command reads, and where what it prints goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Input {
-    /// stdin is /dev/null; stdout and stderr are pipes.
-    #[default]
-    Null,
-    /// stdin is a pipe the caller writes; stdout and stderr are pipes.
-    Pipe,
-    /// stdin, stdout and stderr are a new pseudo-terminal of this size, the
-    /// controlling terminal of the command's new session.
-    Terminal {
-        /// Columns.
-        cols: u16,
-        /// Rows.
-        rows: u16,
-    },
-}
-
-/// A started process whose exit nobody has collected yet.
-#[derive(Debug)]
-pub struct Spawned {
-    /// Its pid, which is also its process group id.
-    pub pid: i32,
-    /// The read end of its stdout pipe, or the terminal's master side.
-    pub stdout: OwnedFd,
-    /// The read end of its stderr pipe (`None` in a terminal: it prints to
-    /// the terminal).
-    pub stderr: Option<OwnedFd>,
-    /// Where its input is written: the write end of its stdin pipe, or the
-    /// terminal's master side (`None` for /dev/null).
-    pub stdin: Option<OwnedFd>,
-    /// The terminal's master side, for its window size.
-    pub terminal: Option<OwnedFd>,
-}
+use super::launch::Request;
+pub use super::launch::{Input, Spawned, DEFAULT_PATH};
 
 /// The `TERM` a terminal command gets unless its environment names one.
 pub const DEFAULT_TERM: &str = "xterm-256color";
@@ -290,9 +256,6 @@ fn child_search(argv: &[String], env: Option<&[(String, String)]>) -> Option<Vec
 fn c_strings(argv: &[String]) -> io::Result<Vec<CString>> {
     argv.iter().map(|a| c_string(a.as_bytes())).collect()
 }
-
-/// execvp's PATH when the environment names none.
-pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// The PATH of a replacing environment (its last, as the child's getenv
 /// would see it), else execvp's default.
