@@ -11,10 +11,14 @@
 //! - [`input`]: a command's input (pipe or terminal) as the record keeps it.
 
 pub mod bank;
+pub mod catch_panic;
 pub mod commands;
 pub mod control;
+pub mod gate;
+pub mod host_waits;
 pub mod ids;
 pub mod input;
+pub mod private_tmp;
 pub mod record;
 pub mod registry;
 pub mod retention;

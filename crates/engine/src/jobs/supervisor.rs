@@ -17,8 +17,14 @@ use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
 use super::bank;
+use super::catch_panic::CatchPanic;
 pub use super::control::Control;
+use super::gate::guarded;
+pub use super::gate::{close_spawning, spawning_closed};
+use super::host_waits::fill_host_waits;
+pub use super::host_waits::{await_on_host_thread, take_host_wait_status};
 use super::input::{WriteFailure, WriteReply};
+pub use super::private_tmp::{remove_unsettled_private_tmps, PrivateTmp};
 use super::record::{KillReason, Record, State};
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
@@ -30,25 +36,6 @@ use crate::text::capture::{Sink, Stream, Wrote};
 /// How long the pipes may stay open after the leader exited (descendants
 /// holding them) before the rest of the group is stopped.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
-
-/// Spawns hold this shared from before their process exists until its group
-/// is recorded (for the exit hook) and tracked (for the watchdog). The exit
-/// hook takes it exclusively — so every spawn in flight finishes that
-/// bookkeeping first — and sets it: from then on nothing is started, so no
-/// process can be created that the exiting host never signals.
-static SPAWN_GATE: std::sync::RwLock<bool> = std::sync::RwLock::new(false);
-
-/// The host process is exiting: wait for spawns in flight to be recorded and
-/// refuse every later one.
-pub fn close_spawning() {
-    *SPAWN_GATE.write().unwrap_or_else(|e| e.into_inner()) = true;
-}
-
-/// Whether the exit hook closed the gate (a start is then refused up front;
-/// the gate itself still guards a start that raced past this check).
-pub fn spawning_closed() -> bool {
-    *SPAWN_GATE.read().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Spawn under the gate; the group is recorded and tracked before it opens.
 fn start_process(
@@ -85,28 +72,6 @@ fn start_process(
             cgroup,
         })
     })
-}
-
-/// Run `spawn` under the spawn gate (refused once the host is exiting), and
-/// record and track the new group before the gate opens: the exit hook then
-/// finds every group that exists. A confined start runs this on its
-/// confining thread.
-fn guarded(
-    rec: &Record,
-    spawn: &mut dyn FnMut() -> std::io::Result<spawn::Spawned>,
-) -> std::io::Result<spawn::Spawned> {
-    // The watchdog runs before the first process exists, not just after it.
-    watchdog::ensure_started();
-    let gate = SPAWN_GATE.read().unwrap_or_else(|e| e.into_inner());
-    if *gate {
-        return Err(std::io::Error::other("the host process is exiting"));
-    }
-    let child = spawn()?;
-    rec.pgid
-        .store(child.pid, std::sync::atomic::Ordering::Release);
-    watchdog::track(child.pid);
-    drop(gate);
-    Ok(child)
 }
 
 /// A confined start's spawn, handed from the JS thread straight to a
@@ -199,64 +164,6 @@ pub struct Launch {
     pub limits: Limits,
 }
 
-/// A confined command's private temp directory: removed (without following
-/// symlinks) when dropped, which the supervisor does just before it
-/// publishes the settled state — or, for a command still running when the
-/// host process exits, by [`remove_unsettled_private_tmps`].
-#[derive(Debug)]
-pub struct PrivateTmp(std::path::PathBuf);
-
-/// The private temp directories of commands that have not settled.
-static UNSETTLED_TMPS: std::sync::Mutex<Vec<std::path::PathBuf>> =
-    std::sync::Mutex::new(Vec::new());
-
-fn unsettled_tmps() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
-    UNSETTLED_TMPS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl PrivateTmp {
-    /// Take charge of `dir`, a private temp directory just made.
-    pub fn new(dir: std::path::PathBuf) -> Self {
-        unsettled_tmps().push(dir.clone());
-        PrivateTmp(dir)
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for PrivateTmp {
-    fn drop(&mut self) {
-        {
-            let mut live = unsettled_tmps();
-            if let Some(i) = live.iter().position(|d| *d == self.0) {
-                live.swap_remove(i);
-            }
-        }
-        if remove_tmp(&self.0) {
-            crate::process::confine::tmp_removed(&self.0);
-        }
-    }
-}
-
-/// Remove a private temp directory: most commands leave it empty, and one
-/// rmdir removes it; otherwise the whole tree goes.
-fn remove_tmp(dir: &std::path::Path) -> bool {
-    std::fs::remove_dir(dir).is_ok() || std::fs::remove_dir_all(dir).is_ok()
-}
-
-/// The host process is exiting and its commands are being stopped: remove
-/// the private temp directories of those that have not settled (their
-/// supervisors will not run again to do it).
-pub fn remove_unsettled_private_tmps() {
-    let dirs = std::mem::take(&mut *unsettled_tmps());
-    for dir in dirs {
-        remove_tmp(&dir);
-    }
-}
-
 /// A command's budget and per-stream byte cap.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -301,30 +208,6 @@ pub fn launch(rec: Arc<Record>, mut l: Launch) {
     crate::runtime::handle().spawn(async move {
         crate::runtime::handle().spawn(supervise_guarded(rec, l, pending));
     });
-}
-
-/// A future that turns a panic while it is polled into `Err` (the panic's
-/// message), so the task around it can still act.
-struct CatchPanic<F>(std::pin::Pin<Box<F>>);
-
-impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
-    type Output = Result<F::Output, String>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let inner = self.0.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
-            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
-            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(payload) => std::task::Poll::Ready(Err(payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_string()))),
-        }
-    }
 }
 
 /// [`supervise`], and if it panicked, what settles the command anyway:
@@ -935,51 +818,6 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
                 false,
             ),
         },
-    }
-}
-
-/// Awaits waiting on the host's own thread, by task counter: the binding
-/// enters a command here when an await on the thread its settled event goes
-/// to finds it unsettled, and resolves those awaits when that event arrives,
-/// with the status built here when the command settled (so the host's
-/// thread does not build it, and no engine task per await is woken just to
-/// hand it over). `None` until it settled.
-static HOST_WAITS: std::sync::LazyLock<
-    std::sync::Mutex<std::collections::HashMap<u64, Option<super::record::Status>>>,
-> = std::sync::LazyLock::new(Default::default);
-
-/// An await of `rec` on the host's thread will be resolved by its settled
-/// event (see [`HOST_WAITS`]).
-pub fn await_on_host_thread(rec: &Record) {
-    HOST_WAITS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(rec.seq)
-        .or_insert(None);
-}
-
-/// The settled status of `rec` for the awaits its settled event resolves on
-/// the host's thread (`None`: no await waits there), marked looked at: the
-/// one built when it settled, or one built now (an await entered after the
-/// settle had passed that point).
-pub fn take_host_wait_status(rec: &Record) -> Option<super::record::Status> {
-    let built = HOST_WAITS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&rec.seq)?;
-    Some(built.unwrap_or_else(|| rec.status(true, bank::builtin_ref)))
-}
-
-/// Once `rec` settled: build the status its awaits on the host's thread
-/// get, if any waits (outside the table's lock: building may read the logs).
-fn fill_host_waits(rec: &Record) {
-    let waits = || HOST_WAITS.lock().unwrap_or_else(|e| e.into_inner());
-    if !waits().contains_key(&rec.seq) {
-        return;
-    }
-    let status = rec.status(true, bank::builtin_ref);
-    if let Some(slot) = waits().get_mut(&rec.seq) {
-        *slot = Some(status);
     }
 }
 
