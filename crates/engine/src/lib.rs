@@ -43,6 +43,7 @@ mod platform;
 pub mod policy;
 pub mod process;
 pub mod runtime;
+pub mod sync;
 pub mod text;
 
 // The paths the napi crate and the tests have always used.

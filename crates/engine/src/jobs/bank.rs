@@ -2,6 +2,7 @@
 //! (reached via the listener, bounded to 30 s, with a fallback ref that says
 //! why), or in the built-in bank, where an artifact is the log file itself.
 
+use crate::sync::Unpoisoned;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,7 +81,7 @@ fn preview(rec: &Record, s: Stream) -> String {
 pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     let log = rec.log(s);
     let id = artifact_id(&rec.task_id(), s);
-    let removed = rec.live.lock().unwrap().removed.clone();
+    let removed = rec.live.locked().removed.clone();
     if let Some(r) = removed {
         return ArtifactRef {
             read_back_hint: format!(
@@ -146,7 +147,7 @@ async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
             .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
     }
     let (tx, rx) = oneshot::channel();
-    *rec.link.lock().unwrap() = Link::Banking(tx);
+    *rec.link.locked() = Link::Banking(tx);
     runtime::emit(listener, Event::Bank(rec.task_id()));
     let bound = host_bank_timeout();
     match tokio::time::timeout(bound, rx).await {

@@ -2,6 +2,7 @@
 //! counters, the list and the follow reads. The binding calls these with
 //! plain Rust values.
 
+use crate::sync::Unpoisoned;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
@@ -584,7 +585,7 @@ pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<List
         .into_iter()
         .filter(|r| session.is_none_or(|s| &*r.session == s))
         .filter_map(|r| {
-            let live = r.live.lock().unwrap();
+            let live = r.live.locked();
             let is_running = !live.state.is_settled();
             if running.is_some_and(|want| want != is_running) {
                 return None;
@@ -625,8 +626,8 @@ pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOut
 pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> {
     let task_id = &rec.task_id();
     // Take the state first: text seen after a settled state is then complete.
-    let state = rec.live.lock().unwrap().state;
-    let from = rec.live.lock().unwrap().follow[stream as usize];
+    let state = rec.live.locked().state;
+    let from = rec.live.locked().follow[stream as usize];
     let w = Window {
         offset: from,
         limit: paging::MAX_LIMIT,
@@ -639,7 +640,7 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
         .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     let got = page.content.len() as u64;
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         live.follow[stream as usize] = from + got;
         if live.state.is_settled() && state.is_settled() {
             live.looked_at = true;
@@ -688,7 +689,7 @@ pub async fn write_input(
             "Background command \"{task_id}\" was started without an input, so nothing can be written to it: start it with stdin: \"pipe\" (or terminal: true) to write to it"
         )));
     };
-    let state = rec.live.lock().unwrap().state;
+    let state = rec.live.locked().state;
     if state.is_settled() || !input.is_open() {
         return Err(not_running(task_id, state, true));
     }
@@ -707,13 +708,13 @@ pub async fn write_input(
         close,
         reply: tx,
     }) {
-        let state = rec.live.lock().unwrap().state;
+        let state = rec.live.locked().state;
         return Err(not_running(task_id, state, false));
     }
     match rx.await {
         Ok(Ok(n)) => Ok(n),
         Ok(Err(WriteFailure::Closed)) | Err(_) => {
-            let state = rec.live.lock().unwrap().state;
+            let state = rec.live.locked().state;
             Err(not_running(task_id, state, false))
         }
     }
@@ -727,7 +728,7 @@ pub fn resize_terminal(host: u32, task_id: &str, cols: u16, rows: u16) -> Engine
             "Background command \"{task_id}\" does not run in a terminal, so it has no window to resize: start it with terminal: true (or {{ cols, rows }})"
         )));
     };
-    let state = rec.live.lock().unwrap().state;
+    let state = rec.live.locked().state;
     let done = if state.is_settled() {
         None
     } else {
@@ -740,7 +741,7 @@ pub fn resize_terminal(host: u32, task_id: &str, cols: u16, rows: u16) -> Engine
             os_reason(&e)
         ))),
         None => {
-            let state = rec.live.lock().unwrap().state;
+            let state = rec.live.locked().state;
             Err(EngineError::NotRunning(format!(
                 "Background command \"{task_id}\" is not running (it is {}), so its terminal is gone: start it again",
                 state.as_str()

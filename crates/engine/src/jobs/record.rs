@@ -4,6 +4,7 @@
 //! call needs: the task id, label and log paths are derived on demand, and
 //! repeated strings are shared.
 
+use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
@@ -368,7 +369,7 @@ impl Record {
     /// holding it: a read either has the file open before any unlink (and
     /// reads exactly its bytes through the descriptor) or is refused.
     pub fn open_log(&self, s: Stream) -> io::Result<File> {
-        let live = self.live.lock().unwrap();
+        let live = self.live.locked();
         if let Some(r) = &live.removed {
             return Err(LogGone::Removed(self.removal_message(r)).into_io());
         }
@@ -414,7 +415,7 @@ impl Record {
     /// Mark the logs removed (a settled command's, or any with `force`, at
     /// exit). False if they already were, or the command has not settled.
     pub fn mark_removed(&self, why: &str, force: bool) -> bool {
-        let mut live = self.live.lock().unwrap();
+        let mut live = self.live.locked();
         if live.removed.is_some() || !(force || live.state.is_settled()) {
             return false;
         }
@@ -431,7 +432,7 @@ impl Record {
 
     /// Whether its logs were removed.
     pub fn logs_removed(&self) -> bool {
-        self.live.lock().unwrap().removed.is_some()
+        self.live.locked().removed.is_some()
     }
 
     /// The first `units` UTF-16 units of a stream's decoded log (never
@@ -467,7 +468,7 @@ impl Record {
         #[cfg(test)]
         status_race::between_reads(self);
         let (state, exit_code, signal, error, ended, refs, removed, refused) = {
-            let mut live = self.live.lock().unwrap();
+            let mut live = self.live.locked();
             if look && live.state.is_settled() {
                 live.looked_at = true;
             }
@@ -567,7 +568,7 @@ impl Record {
 
     /// Mark looked at, if settled.
     pub fn look(&self) {
-        let mut live = self.live.lock().unwrap();
+        let mut live = self.live.locked();
         if live.state.is_settled() {
             live.looked_at = true;
         }
@@ -575,13 +576,13 @@ impl Record {
 
     /// Whether it counts as finished-and-unread.
     pub fn is_unread(&self) -> bool {
-        let live = self.live.lock().unwrap();
+        let live = self.live.locked();
         live.state.is_settled() && !live.looked_at
     }
 
     /// Send the supervisor a message; false once settled.
     pub fn send(&self, msg: Control) -> bool {
-        match &*self.link.lock().unwrap() {
+        match &*self.link.locked() {
             Link::Supervisor(tx) => tx.send(msg).is_ok(),
             _ => false,
         }
@@ -589,12 +590,12 @@ impl Record {
 
     /// Close the link (the supervisor's mailbox or the bank's reply slot).
     pub fn close_link(&self) {
-        *self.link.lock().unwrap() = Link::Closed;
+        *self.link.locked() = Link::Closed;
     }
 
     /// Take the bank's reply slot, if the command is waiting on its host's bank.
     pub fn take_bank_reply(&self) -> Option<oneshot::Sender<[BankOutcome; 2]>> {
-        let mut link = self.link.lock().unwrap();
+        let mut link = self.link.locked();
         match std::mem::replace(&mut *link, Link::Closed) {
             Link::Banking(tx) => Some(tx),
             other => {
@@ -729,6 +730,7 @@ mod status_race {
     use std::time::Instant;
 
     use super::{BankMode, Link, Live, Record, Settled, State};
+    use crate::sync::Unpoisoned;
     use crate::text::capture::{self, Stream, StreamLog};
     use crate::text::logfile;
 
@@ -794,7 +796,7 @@ mod status_race {
         let dir = tempfile::tempdir().unwrap();
         let rec = queued_record(dir.path());
         let st = status_while(&rec, |r| {
-            r.live.lock().unwrap().state = State::Running;
+            r.live.locked().state = State::Running;
             capture::publish(r.log(Stream::Stdout), b"out\n");
         });
         assert!(
@@ -815,12 +817,12 @@ mod status_race {
     fn a_settled_status_carries_the_final_counts() {
         let dir = tempfile::tempdir().unwrap();
         let rec = queued_record(dir.path());
-        rec.live.lock().unwrap().state = State::Running;
+        rec.live.locked().state = State::Running;
         capture::publish(rec.log(Stream::Stderr), b"e");
         let st = status_while(&rec, |r| {
             capture::publish(r.log(Stream::Stdout), b"out\n");
             capture::publish(r.log(Stream::Stderr), b"rr\n");
-            let mut live = r.live.lock().unwrap();
+            let mut live = r.live.locked();
             live.state = State::Exited;
             live.exit_code = Some(0);
             live.ended = Some(Instant::now());

@@ -4,6 +4,7 @@
 //! drained (or the drain grace ran out). Then it stops whatever is left of the
 //! group, reaps the leader, banks both streams and publishes the settled state.
 
+use crate::sync::Unpoisoned;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -295,7 +296,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         i.set_master(master);
     }
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         if live.state == State::Queued {
             live.state = State::Running;
         }
@@ -830,14 +831,14 @@ async fn finish(
     killed: bool,
 ) {
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         live.ended = Some(std::time::Instant::now());
         live.killed = killed;
     }
     rec.close_link();
     let refs = bank::bank(rec).await;
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         live.exit_code = code;
         live.signal = signal;
         live.error = error;

@@ -17,6 +17,7 @@
 //! of the directory ([`WRITER_XATTR`]), which costs no inode, or, on a
 //! filesystem without user attributes, as an empty marker file in it.
 
+use crate::sync::Unpoisoned;
 use std::fmt;
 
 use crate::errors::EngineError;
@@ -215,7 +216,7 @@ pub fn cached_base<E>(
     stale: bool,
     resolve: impl FnOnce() -> Result<LogBase, E>,
 ) -> Result<Arc<LogBase>, E> {
-    let mut bases = BASES.lock().unwrap();
+    let mut bases = BASES.locked();
     if let Some(i) = bases.iter().position(|((n, k), _)| *n == named && k == key) {
         if !stale {
             return Ok(bases[i].1.clone());
@@ -229,12 +230,7 @@ pub fn cached_base<E>(
 
 /// Every base resolved so far.
 pub fn known_bases() -> Vec<Arc<LogBase>> {
-    BASES
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, b)| b.clone())
-        .collect()
+    BASES.locked().iter().map(|(_, b)| b.clone()).collect()
 }
 
 /// The extended attribute of a task directory whose value is its writer's

@@ -1,6 +1,7 @@
 //! Output pages: a window of a stream's decoded text in UTF-16 code units,
 //! the shape shared by command output and the built-in bank.
 
+use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::sync::Mutex;
 
@@ -75,7 +76,7 @@ pub struct Page {
 static RESUME: Mutex<[(u64, u64, u64); 8]> = Mutex::new([(0, 0, 0); 8]);
 
 fn resume_point(key: u64, offset: u64) -> Option<(u64, u64)> {
-    let slots = RESUME.lock().unwrap();
+    let slots = RESUME.locked();
     slots
         .iter()
         .filter(|&&(k, _, u)| k == key && u <= offset)
@@ -84,7 +85,7 @@ fn resume_point(key: u64, offset: u64) -> Option<(u64, u64)> {
 }
 
 fn remember(key: u64, end: (u64, u64)) {
-    let mut slots = RESUME.lock().unwrap();
+    let mut slots = RESUME.locked();
     // Replace this log's entry if it has one, else the oldest (the last).
     let i = slots
         .iter()
