@@ -25,3 +25,6 @@ pub mod retention;
 pub mod spare;
 pub mod supervisor;
 pub mod waits;
+
+#[cfg(test)]
+mod panic_tests;

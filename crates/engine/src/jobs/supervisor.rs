@@ -211,6 +211,11 @@ pub fn launch(rec: Arc<Record>, mut l: Launch) {
     });
 }
 
+/// Test hook: a command whose last argument is this panics at the start of
+/// its supervision while holding its record's lock (poisoning it).
+#[cfg(test)]
+pub(crate) const INJECT_PANIC: &str = "--nlc-test-inject-supervisor-panic";
+
 /// [`supervise`], and if it panicked, what settles the command anyway:
 /// nothing may wait on it forever.
 async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
@@ -234,6 +239,11 @@ async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingS
 }
 
 async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
+    #[cfg(test)]
+    if rec.argv.last().is_some_and(|a| a == INJECT_PANIC) {
+        let _held = rec.live.locked();
+        panic!("a panic injected into the supervision");
+    }
     let Launch {
         dir,
         env,
