@@ -1,8 +1,11 @@
 //! The napi glue: value conversion in and out.
 
+pub mod artifacts;
 pub mod confine;
 pub mod convert;
 pub mod factory;
+pub mod git;
 pub mod input;
 pub mod inputs;
+pub mod output;
 pub mod outputs;
