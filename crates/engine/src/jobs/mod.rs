@@ -22,6 +22,7 @@ pub mod private_tmp;
 pub mod record;
 pub mod registry;
 pub mod retention;
+pub mod running_input;
 pub mod spare;
 pub mod supervisor;
 pub mod waits;

@@ -5,14 +5,13 @@
 //! group, reaps the leader, banks both streams and publishes the settled state.
 
 use crate::sync::Unpoisoned;
-use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
@@ -24,9 +23,9 @@ use super::gate::guarded;
 pub use super::gate::{close_spawning, spawning_closed};
 use super::host_waits::fill_host_waits;
 pub use super::host_waits::{await_on_host_thread, take_host_wait_status};
-use super::input::{WriteFailure, WriteReply};
 pub use super::private_tmp::{remove_unsettled_private_tmps, PrivateTmp};
 use super::record::{KillReason, Record, State};
+use super::running_input::{InputWatch, Writer};
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
 use crate::process::signals;
@@ -513,187 +512,6 @@ async fn run(
         exit,
         stop,
         descendants_held_pipes: held,
-    }
-}
-
-/// The watch for a command blocked on its input (SPEC §15): a timer armed
-/// whenever the command goes quiet, which looks at its processes in /proc
-/// once it has been quiet for `inputWaitMs`, and again every `inputWaitMs`
-/// while it stays quiet. Commands without an input (or where the platform
-/// cannot tell) never arm it.
-struct InputWatch<'a> {
-    rec: &'a Record,
-    /// What the command reads, as the kernel names it (`None`: no watch).
-    target: Option<crate::process::input_wait::Target>,
-    wait: Duration,
-    /// The disarmed timer's deadline.
-    far: Instant,
-}
-
-impl<'a> InputWatch<'a> {
-    /// Looks between two checks of a command that stays quiet, at least.
-    const MIN_PERIOD: Duration = Duration::from_millis(100);
-
-    fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>, far: Instant) -> Self {
-        use crate::process::input_wait;
-        let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
-        let target = match &writer.tx {
-            Some(tx) if input_wait::supported() => input_wait::target_of(tx.as_fd(), terminal),
-            _ => None,
-        };
-        InputWatch {
-            rec,
-            target,
-            wait: crate::policy::duration_ms(wait_ms),
-            far,
-        }
-    }
-
-    fn first(&self, start: Instant) -> Instant {
-        if self.target.is_some() {
-            start + self.wait
-        } else {
-            self.far
-        }
-    }
-
-    fn armed(&self) -> bool {
-        self.target.is_some()
-    }
-
-    /// The command printed, or got input: it is not waiting; look again
-    /// once it has been quiet for `inputWaitMs`.
-    fn active(&self, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
-        if self.target.is_none() {
-            return;
-        }
-        if let Some(i) = &self.rec.input {
-            i.set_waiting(false);
-        }
-        timer.reset(Instant::now() + self.wait);
-    }
-
-    /// Quiet for `inputWaitMs`: is it blocked on its input?
-    fn check(&self, pid: i32, writer: &Writer<'_>, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
-        let (Some(t), Some(input), Some(tx)) = (&self.target, &self.rec.input, &writer.tx) else {
-            // Its input is closed: it reads end of file from now on.
-            if let Some(i) = &self.rec.input {
-                i.set_waiting(false);
-            }
-            timer.reset(self.far);
-            return;
-        };
-        if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
-            crate::runtime::emit(
-                super::registry::listener_of(self.rec.host),
-                crate::runtime::Event::WaitingForInput(self.rec.task_id()),
-            );
-        }
-        timer.reset(Instant::now() + self.wait.max(Self::MIN_PERIOD));
-    }
-}
-
-/// One queued write.
-struct Pending {
-    data: Vec<u8>,
-    done: usize,
-    close: bool,
-    reply: WriteReply,
-}
-
-/// The write end of a command's input and the writes queued for it.
-struct Writer<'a> {
-    rec: &'a Record,
-    tx: Option<pipe::Sender>,
-    queue: VecDeque<Pending>,
-}
-
-impl<'a> Writer<'a> {
-    fn new(rec: &'a Record, fd: Option<OwnedFd>) -> Self {
-        // A pipe is checked as one; a terminal's master side is a character
-        // device, which tokio drives the same way.
-        let tx = fd.and_then(|fd| {
-            if rec.input.as_ref().is_some_and(|i| i.terminal) {
-                pipe::Sender::from_owned_fd_unchecked(fd).ok()
-            } else {
-                pipe::Sender::from_owned_fd(fd).ok()
-            }
-        });
-        Writer {
-            rec,
-            tx,
-            queue: VecDeque::new(),
-        }
-    }
-
-    fn push(&mut self, data: Vec<u8>, close: bool, reply: WriteReply) {
-        if self.tx.is_none() {
-            let _ = reply.send(Err(WriteFailure::Closed));
-            return;
-        }
-        self.queue.push_back(Pending {
-            data,
-            done: 0,
-            close,
-            reply,
-        });
-    }
-
-    fn busy(&self) -> bool {
-        self.tx.is_some() && !self.queue.is_empty()
-    }
-
-    /// Write what the pipe takes of the oldest queued write.
-    async fn write_some(&mut self) -> std::io::Result<usize> {
-        let (Some(tx), Some(p)) = (self.tx.as_mut(), self.queue.front()) else {
-            return Ok(0);
-        };
-        if p.done == p.data.len() {
-            return Ok(0);
-        }
-        tx.write(&p.data[p.done..]).await
-    }
-
-    fn wrote(&mut self, r: std::io::Result<usize>) {
-        match r {
-            Ok(n) => {
-                let Some(p) = self.queue.front_mut() else {
-                    return;
-                };
-                p.done += n;
-                if p.done < p.data.len() {
-                    return;
-                }
-                let p = self.queue.pop_front().expect("front exists");
-                if p.close {
-                    // Dropping the write end is the end of file the command reads.
-                    self.tx = None;
-                    if let Some(i) = &self.rec.input {
-                        i.close();
-                    }
-                }
-                let _ = p.reply.send(Ok(p.data.len()));
-                if self.tx.is_none() {
-                    self.fail_all();
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            // EPIPE (a pipe nobody reads) or EIO (a terminal nobody holds):
-            // the command closed its input.
-            Err(_) => {
-                self.tx = None;
-                if let Some(i) = &self.rec.input {
-                    i.close();
-                }
-                self.fail_all();
-            }
-        }
-    }
-
-    fn fail_all(&mut self) {
-        for p in self.queue.drain(..) {
-            let _ = p.reply.send(Err(WriteFailure::Closed));
-        }
     }
 }
 
