@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod seccomp;
 pub mod signals;
 pub mod spawn;
+pub mod tmp_dir;
 pub mod transform;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_op_in_unsafe_fn)]
