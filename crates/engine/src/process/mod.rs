@@ -14,6 +14,7 @@ pub mod input_wait;
 pub mod launch;
 pub mod plan;
 pub mod posix_spawn;
+pub mod probe;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_op_in_unsafe_fn)]
 pub mod sandbox;
