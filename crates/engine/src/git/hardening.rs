@@ -1,8 +1,8 @@
 //! Configuration overrides that stop git from starting any program named by
 //! repository or user configuration.
 //!
-//! Two layers: the static [`HARDENING`] pairs, appended to every argv after
-//! the three fixed pairs of [`FIXED_PREFIX`], and the per-name overrides
+//! Two layers: the static [`HARDENING`](super::prefix::HARDENING) pairs, appended to every argv after
+//! the three fixed pairs of [`FIXED_PREFIX`](super::prefix::FIXED_PREFIX), and the per-name overrides
 //! that [`driver_overrides`] derives from the configuration actually in
 //! force (filter and diff drivers, protocol policies and submodules are
 //! keyed by names that cannot be known in advance).

@@ -23,9 +23,9 @@ pub const FIXED_PREFIX: [(&str, &str); 3] = [
 /// | `gpg.openpgp.program=` | the same, under its current key |
 /// | `gpg.ssh.program=` | the SSH signature verifier (`ssh-keygen` by default) |
 /// | `gpg.x509.program=` | the X.509 verifier (`gpgsm` by default) |
-/// | `protocol.allow=never` | every transport, so the lazy fetch of a partial clone (promisor remote) cannot start `ssh`/`core.sshCommand`, `remote.<name>.uploadpack`, a remote helper or a credential helper or askpass; per-protocol `protocol.<name>.allow` settings are overridden by [`driver_overrides`] |
+/// | `protocol.allow=never` | every transport, so the lazy fetch of a partial clone (promisor remote) cannot start `ssh`/`core.sshCommand`, `remote.<name>.uploadpack`, a remote helper or a credential helper or askpass; per-protocol `protocol.<name>.allow` settings are overridden by [`driver_overrides`](super::hardening::driver_overrides) |
 /// | `diff.submodule=short` | `diff.submodule=diff`, which starts `git diff` inside each submodule without `--no-ext-diff`/`--no-textconv`, under the submodule's own configuration |
-/// | `diff.ignoreSubmodules=dirty` | the `git status` that `diff` starts inside every checked-out submodule to check whether it is dirty (it would run the submodule's clean filters); commit changes of submodules are still shown. `submodule.<name>.ignore` (config or `.gitmodules`) outranks it, so [`driver_overrides`] sets that per name |
+/// | `diff.ignoreSubmodules=dirty` | the `git status` that `diff` starts inside every checked-out submodule to check whether it is dirty (it would run the submodule's clean filters); commit changes of submodules are still shown. `submodule.<name>.ignore` (config or `.gitmodules`) outranks it, so [`driver_overrides`](super::hardening::driver_overrides) sets that per name |
 /// | `submodule.recurse=false` | recursion into submodules for commands that support it |
 /// | `mailmap.file=/dev/null` | a mailmap file named by configuration, whose names `log`, `show` and `blame` would print |
 /// | `core.attributesFile=/dev/null` | an attributes file named by configuration |
@@ -36,7 +36,7 @@ pub const FIXED_PREFIX: [(&str, &str); 3] = [
 ///
 /// Closed by the three [`FIXED_PREFIX`] pairs: `diff.external` (also by
 /// `--no-ext-diff`) and `core.fsmonitor` (the fsmonitor hook, which even
-/// `ls-files` would start). Closed by [`driver_overrides`], one set per
+/// `ls-files` would start). Closed by [`driver_overrides`](super::hardening::driver_overrides), one set per
 /// configured name: `filter.<name>.clean=`, `.smudge=`, `.process=` (an
 /// empty command means no filter) with `filter.<name>.required=false`;
 /// `diff.<name>.textconv=` and `diff.<name>.command=` (empty: nothing can
@@ -89,7 +89,7 @@ pub fn full_argv(git_executable: &str, args: &[String]) -> Vec<String> {
     argv
 }
 
-/// [`full_argv`] with the `-c` pairs of [`driver_overrides`] placed between
+/// [`full_argv`] with the `-c` pairs of [`driver_overrides`](super::hardening::driver_overrides) placed between
 /// the hardening prefix and the tool's args.
 pub fn full_argv_with_overrides(
     git_executable: &str,

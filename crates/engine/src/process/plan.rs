@@ -61,5 +61,5 @@ pub const DEVICE_NODES: &[&str] = &[
     "/dev/tty",
 ];
 
-/// Told how many more sockets a command was refused (see [`count_refusals`]).
+/// Told how many more sockets a command was refused (see [`count_refusals`](super::confine::count_refusals)).
 pub type Counter = Box<dyn Fn(u32) + Send + Sync>;
