@@ -12,8 +12,8 @@ use super::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
 use super::registry;
 use crate::errors::{EngineError, EngineResult};
 use crate::runtime::{self, Event};
+use crate::text;
 use crate::text::capture::Stream;
-use crate::text::decode as text;
 use crate::text::paging::{self, Page, Window};
 
 /// Characters of a ref's preview.

@@ -19,8 +19,8 @@ use super::ids;
 use super::input::InputState;
 use crate::policy;
 use crate::process::signals;
+use crate::text;
 use crate::text::capture::{Stream, StreamLog};
-use crate::text::decode as text;
 use crate::text::logfile::{self, Ident, LogBase, LogGone};
 
 /// The public states of a command.

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::sync::Mutex;
 
 use super::capture::StreamLog;
-use super::decode as text;
+use crate::text;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 50_000;
