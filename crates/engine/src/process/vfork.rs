@@ -1,4 +1,5 @@
-//! Linux: the piped start's spawn, without glibc's posix_spawn.
+//! Linux: every start's spawn (piped or on a terminal, confined or not),
+//! without glibc's posix_spawn.
 //!
 //! glibc's posix_spawn maps a fresh stack for every child and unmaps it
 //! afterwards (the unmap's TLB shootdown reaches every CPU the host's
@@ -20,13 +21,16 @@
 //! 3. the held directory entered by descriptor (`fchdir`) — or, for a
 //!    confined start at level "full", its namespace sandbox entered (see
 //!    [`super::sandbox`]), the checked directory by path in it;
-//! 4. the signals the host ignores (SIGPIPE, for one; the parent reads the
+//! 4. in a sandboxed start, every descriptor above 2 marked close-on-exec
+//!    (`close_range`), so none the host left inheritable reaches past the
+//!    view;
+//! 5. the signals the host ignores (SIGPIPE, for one; the parent reads the
 //!    dispositions before the clone) back to their default action — exec
 //!    resets the handled ones itself, and no handler of the host can run in
 //!    the child before its exec: it is born with every signal blocked and
 //!    none pending, it has left the host's process group, and nobody knows
 //!    its pid yet;
-//! 5. the signal mask emptied and the program exec'd (a bare name looked
+//! 6. the signal mask emptied and the program exec'd (a bare name looked
 //!    up in the command's PATH as execvp would, never through a shell).
 //!
 //! A failure in the child is told to the parent: through memory the two
@@ -153,6 +157,19 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             if fd > 2 {
                 libc::close(fd);
             }
+        }
+        if !p.view.is_null()
+            && libc::syscall(
+                libc::SYS_close_range,
+                3 as c_int,
+                c_int::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as c_int,
+            ) != 0
+        {
+            // A sandboxed command inherits none of the host's descriptors
+            // (one left open without close-on-exec would reach past the
+            // view): every one above the standard streams closes at the exec.
+            fail(p, errno());
         }
         let mut reset = p.reset;
         while reset != 0 {
@@ -363,9 +380,11 @@ pub fn spawn_piped(
     })
 }
 
-/// Start `program` in `view` as the leader of a new session whose
-/// controlling terminal is `slave` (opened by the child as its 0, 1 and 2).
-/// Returns its pid once it has exec'd.
+/// Start `program` (in `cgroup`, in `view` when given, else in the held
+/// directory) as the leader of a new session whose controlling terminal is
+/// `slave` (opened by the child as its 0, 1 and 2). Returns its pid once it
+/// has exec'd.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_in_terminal(
     program: &CStr,
     search: Option<&[u8]>,
@@ -373,7 +392,8 @@ pub fn spawn_in_terminal(
     envp: &[CString],
     dir: BorrowedFd<'_>,
     slave: &CStr,
-    view: &super::sandbox::View,
+    cgroup: Option<super::cgroup::Handle<'_>>,
+    view: Option<&super::sandbox::View>,
 ) -> io::Result<i32> {
     spawn_raw(
         program,
@@ -383,8 +403,8 @@ pub fn spawn_in_terminal(
         dir,
         [-1; 3],
         Some(slave),
-        None,
-        Some(view),
+        cgroup,
+        view,
     )
 }
 
@@ -518,6 +538,10 @@ fn spawn_raw(
         // SAFETY: waiting for our own child, whose pid we were just given.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(io::Error::from_raw_os_error(failed));
+    }
+    if view.is_some() {
+        // Its namespace is torn down off the path of its exit.
+        super::sandbox::hold_namespace(pid);
     }
     Ok(pid)
 }
