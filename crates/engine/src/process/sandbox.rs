@@ -502,11 +502,11 @@ fn keeper() -> Option<&'static Keeper> {
     .as_ref()
 }
 
-/// Hold the mount namespace of the sandboxed command `pid` (just started,
-/// not yet reaped) until it has exited. Best effort: a command that has
-/// exited already, or a namespace that cannot be opened, is left to the
-/// kernel's own teardown at the exit.
-pub fn hold_namespace(pid: i32) {
+/// Hold `namespace`, the mount namespace of the sandboxed command `pid`
+/// (just started, not yet reaped), until the command has exited. Best
+/// effort: without a pidfd the namespace is let go at once, and its
+/// teardown falls back to the command's exit.
+pub fn hold_namespace(pid: i32, namespace: std::os::fd::OwnedFd) {
     let Some(k) = keeper() else {
         return;
     };
@@ -514,13 +514,6 @@ pub fn hold_namespace(pid: i32) {
         return;
     };
     let Ok(exited) = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
-        return;
-    };
-    let Ok(namespace) = rustix::fs::open(
-        format!("/proc/{pid}/ns/mnt"),
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    ) else {
         return;
     };
     {
@@ -534,6 +527,98 @@ pub fn hold_namespace(pid: i32) {
         });
     }
     let _ = rustix::io::write(&k.wake, &1u64.to_ne_bytes());
+}
+
+/// Send the calling process's own mount namespace (`/proc/self/ns/mnt`,
+/// opened now) over the unix socket `to`: in a sandboxed child, before its
+/// exec, so that the parent holds the namespace even if the command ends
+/// before the parent runs again. Best effort.
+///
+/// # Safety
+/// In the child, as [`enter`]: only system calls, on its own stack.
+pub unsafe fn send_own_namespace(to: c_int) {
+    let fd = libc::open(
+        c"/proc/self/ns/mnt".as_ptr(),
+        libc::O_RDONLY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return;
+    }
+    // One byte of data and one descriptor of control.
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    #[repr(C)]
+    union Control {
+        buf: [u8; 64],
+        _align: libc::cmsghdr,
+    }
+    let mut control = Control { buf: [0; 64] };
+    let space = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    let c = libc::CMSG_FIRSTHDR(&msg);
+    if !c.is_null() {
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<c_int>(), fd);
+        libc::sendmsg(to, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);
+    }
+    libc::close(fd);
+}
+
+/// The descriptor a child sent with [`send_own_namespace`] on the other end
+/// of `from`, if it sent one.
+pub fn receive_namespace(from: std::os::fd::BorrowedFd<'_>) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    #[repr(C)]
+    union Control {
+        buf: [u8; 64],
+        _align: libc::cmsghdr,
+    }
+    let mut control = Control { buf: [0; 64] };
+    // SAFETY: msghdr is plain data; every pointer set below points at a
+    // live local of the size given.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    // SAFETY: writing a pointer to the control buffer, a live local.
+    msg.msg_control = unsafe { control.buf.as_mut_ptr() }.cast();
+    msg.msg_controllen = 64;
+    // SAFETY: recvmsg fills `msg`'s buffers, all live; MSG_CMSG_CLOEXEC
+    // makes the received descriptor close-on-exec.
+    let n = unsafe {
+        libc::recvmsg(
+            from.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        )
+    };
+    if n < 1 {
+        return None;
+    }
+    // SAFETY: the control buffer was filled by the kernel; the header and
+    // its data are read within `msg_controllen`.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        if c.is_null() || (*c).cmsg_level != libc::SOL_SOCKET || (*c).cmsg_type != libc::SCM_RIGHTS
+        {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<c_int>());
+        (fd >= 0).then(|| std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
 }
 
 /// How many namespaces are held now.

@@ -104,6 +104,8 @@ struct Plan {
     /// The namespace sandbox to enter instead of `dir`, or null (see
     /// [`super::sandbox`]).
     view: *const super::sandbox::View,
+    /// Where a sandboxed child sends its mount namespace, or -1.
+    namespace: c_int,
     /// Set by the child first thing.
     ran: AtomicBool,
     /// The errno of the step that failed, set by the child before it exits.
@@ -136,6 +138,9 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             }
         }
         if !p.view.is_null() {
+            if p.namespace >= 0 {
+                super::sandbox::send_own_namespace(p.namespace);
+            }
             // A confined start: its namespaces' view, entered by the path
             // of the checked directory (compared with the held one).
             if let Err(e) = super::sandbox::enter(&*p.view) {
@@ -307,6 +312,27 @@ fn ignored_signals() -> u64 {
     set
 }
 
+/// A unix datagram socket pair, both ends close-on-exec and above stdio.
+fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [-1 as c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair returns.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just made and are owned by nobody else.
+    let (a, b) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((above_stdio(a)?, above_stdio(b)?))
+}
+
 /// One /dev/null for every child's stdin.
 fn dev_null() -> io::Result<BorrowedFd<'static>> {
     static NULL: OnceLock<OwnedFd> = OnceLock::new();
@@ -426,6 +452,12 @@ fn spawn_raw(
     } else {
         Some(pipe()?)
     };
+    // A sandboxed child sends its mount namespace back through this pair
+    // (see [`super::sandbox::hold_namespace`]).
+    let namespace = match view {
+        Some(_) => Some(socket_pair()?),
+        None => None,
+    };
     let argv_ptrs = pointers(argv);
     let envp_ptrs = envp.map(pointers);
     let mut plan = Plan {
@@ -445,6 +477,7 @@ fn spawn_raw(
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         terminal: terminal.map_or(std::ptr::null(), CStr::as_ptr),
         view: view.map_or(std::ptr::null(), |v| v as *const _),
+        namespace: namespace.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         ran: AtomicBool::new(false),
         errno: AtomicI32::new(0),
     };
@@ -539,9 +572,9 @@ fn spawn_raw(
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(io::Error::from_raw_os_error(failed));
     }
-    if view.is_some() {
+    if let Some(ns) = namespace.and_then(|(r, _)| super::sandbox::receive_namespace(r.as_fd())) {
         // Its namespace is torn down off the path of its exit.
-        super::sandbox::hold_namespace(pid);
+        super::sandbox::hold_namespace(pid, ns);
     }
     Ok(pid)
 }
