@@ -789,3 +789,89 @@ async fn the_views_namespace_is_held_while_it_runs_and_let_go_after() {
         "{ns} let go after the exit: {after:?}"
     );
 }
+
+/// A submodule's git directory (`.git/modules/<name>`: its hooks and
+/// config) and its checkout's gitfile are protected like the repository's
+/// own: a configuration planted there would run when the user's `git
+/// status` at the top recurses into the submodule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submodules_hooks_config_and_gitfile_cannot_be_planted() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let root = f.root().to_path_buf();
+    let upstream = tempfile::tempdir().unwrap();
+    assert!(git(upstream.path(), &["init", "-q", "-b", "main"])
+        .status
+        .success());
+    assert!(git(
+        upstream.path(),
+        &["commit", "-q", "--allow-empty", "-m", "up"]
+    )
+    .status
+    .success());
+    repo(&root);
+    let add = git(
+        &root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            upstream.path().to_str().unwrap(),
+            "sub",
+        ],
+    );
+    assert!(add.status.success(), "{add:?}");
+    assert!(git(&root, &["commit", "-qm", "sub"]).status.success());
+    let fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n'";
+    let plant = |how: &str| -> String {
+        match how {
+            "config" => format!("{fsmonitor} >> .git/modules/sub/config"),
+            "hook" => format!("printf '{HOOK}' > .git/modules/sub/hooks/pre-commit && chmod +x .git/modules/sub/hooks/pre-commit"),
+            "gitfile" => format!("cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && {fsmonitor} >> evil/config && echo 'gitdir: ../evil' > sub/.git"),
+            _ => unreachable!(),
+        }
+    };
+    let planted = || root.join("sub/PLANTED").exists() || root.join("PLANTED").exists();
+    for how in ["config", "hook", "gitfile"] {
+        let (st, out) = f.run(&plant(how), confined()).await;
+        assert_ne!(st.exit_code, Some(0), "{how}: {out}");
+        assert!(out.contains("Read-only file system"), "{how}: {out}");
+        // The user's own git, at the top and in the submodule, runs nothing
+        // planted.
+        assert!(git(&root, &["status"]).status.success(), "{how}");
+        let c = git(
+            &root.join("sub"),
+            &["commit", "-q", "--allow-empty", "-m", how],
+        );
+        assert!(c.status.success(), "{how}: {c:?}");
+        assert!(!planted(), "{how}");
+        // Control: at the "landlock" level the same planting succeeds and
+        // the user's next status or commit runs it.
+        let (st, out) = f.run(&plant(how), landlock_only()).await;
+        assert_eq!(st.exit_code, Some(0), "{how}: {out}");
+        git(&root, &["status"]);
+        git(
+            &root.join("sub"),
+            &["commit", "-q", "--allow-empty", "-m", "control"],
+        );
+        assert!(planted(), "{how}: the control ran");
+        // Undo it for the next way.
+        for p in ["sub/PLANTED", "PLANTED"] {
+            let _ = std::fs::remove_file(root.join(p));
+        }
+        let _ = std::fs::remove_dir_all(root.join("evil"));
+        std::fs::write(root.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        let _ = std::fs::remove_file(root.join(".git/modules/sub/hooks/pre-commit"));
+        let cfg = root.join(".git/modules/sub/config");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        let clean: String = text
+            .split_inclusive('\n')
+            .filter(|l| !l.contains("fsmonitor"))
+            .collect();
+        std::fs::write(&cfg, clean).unwrap();
+    }
+}
