@@ -679,6 +679,25 @@ async fn the_host_tree_beneath_the_view_is_out_of_reach() {
         (st.exit_code, out.as_str()),
         (Some(0), "no\n".repeat(7).as_str())
     );
+    // Read "all" too: its view is the host's tree cloned read-only, with
+    // /tmp a fresh tmpfs; the writable original stays out of reach.
+    let all = Some(ConfinementInput {
+        read: Some(ReadInput::All),
+        ..Default::default()
+    });
+    let (st, out) = f.run(&paths, all.clone()).await;
+    assert_eq!(
+        (st.exit_code, out.as_str()),
+        (Some(0), "no\n".repeat(7).as_str())
+    );
+    let (_, out) = f
+        .run(
+            "touch /usr/nlc-beneath 2>/dev/null; echo $?; touch /proc/$$/root/usr/nlc-beneath 2>/dev/null; echo $?",
+            all,
+        )
+        .await;
+    assert_eq!(out, "1\n1\n");
+    assert!(!Path::new("/usr/nlc-beneath").exists());
     // Control: unconfined, every one of those paths reaches the file.
     let (_, out) = f.run(&paths, None).await;
     assert_eq!(out, "host\n".repeat(7));
