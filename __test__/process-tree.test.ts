@@ -5,7 +5,7 @@
 // environment so survivors are found even if they left the group.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
 
 import { alive, groupMembers, hostWith, marked, nc, ours, tempRoot, waitFor } from './helpers.ts'

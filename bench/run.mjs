@@ -732,7 +732,7 @@ md.push(
 )
 md.push('')
 md.push(`| ${header.join(' | ')} |`)
-md.push(`|${header.map((h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
+md.push(`|${header.map((_h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
 for (const t of tableRows) md.push(`| ${t.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`)
 md.push('')
 md.push('reference = bench/reference-runner.mjs (the JS algorithm NeuroLink uses today); execa = execa 9 with each stream piped to its log file; limit = the same producer with no runner in between (a shell writing straight to the files), or one plain `readFileSync` for paging.')
@@ -743,7 +743,7 @@ md.push('![benchmark chart](latest.svg)')
 fs.writeFileSync(path.join(RESULTS, 'latest.md'), `${md.join('\n')}\n`)
 console.log(`\nWrote ${path.relative(process.cwd(), RESULTS)}/latest.{json,svg,md}`)
 
-function roundNumbers(key, value) {
+function roundNumbers(_key, value) {
   return typeof value === 'number' && !Number.isInteger(value) ? +value.toPrecision(5) : value
 }
 
