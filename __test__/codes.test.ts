@@ -99,12 +99,12 @@ const rows: Row[] = [
   },
   {
     code: 'NLC_INVALID_ARGUMENT',
-    what: 'a sparse argv of length 2**32-1 (issue 10)',
+    what: 'a sparse argv of length 2**32-1',
     host: () => nc.startBackgroundCommand(policyHost(), sparse(2 ** 32 - 1), { cwd: '.' }),
   },
   {
     code: 'NLC_INVALID_ARGUMENT',
-    what: 'an allowedExecutables array above 65,536 entries (issue 10)',
+    what: 'an allowedExecutables array above 65,536 entries',
     host: () => nc.setBackgroundCommandPolicy({}, { allowedExecutables: sparse(65537), cwdRoot: ROOT }),
   },
   {

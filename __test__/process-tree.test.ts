@@ -1,4 +1,4 @@
-// Whole process trees (SPEC §6, issue 4): every signal the runner sends goes
+// Whole process trees (SPEC §6): every signal the runner sends goes
 // to the command's process group, a grandchild holding the pipes cannot make
 // a command hang, and nothing of the group is left afterwards. Every check
 // reads /proc; every process a test starts carries a unique NLC_MARK in its

@@ -1,4 +1,4 @@
-// `pnpm run bench`: issue 5's six cases, each measured side by side in one
+// `pnpm run bench`: the six cases, each measured side by side in one
 // run — the JS reference runner (bench/reference-runner.mjs), execa where the
 // case applies, ours, and the machine's limit (the same producer with no
 // runner in between). Every measurement runs in a child process of its own
@@ -217,7 +217,7 @@ if (want(6)) {
   }
 }
 
-// ---- 6c. whole-process RSS per settled command (issue 17's protocol) ---------
+// ---- 6c. whole-process RSS per settled command (the protocol of docs/benchmarks.md) ---
 // A fresh `node --expose-gc` with V8 at its defaults, commands one after
 // another; the floor is the same loop with no command in it. The runners
 // alternate, repeated, and the medians are reported.
