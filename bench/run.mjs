@@ -5,7 +5,7 @@
 // (or one per heap size), so heaps, threads and allocators do not mix.
 //
 // Prints the table, and writes bench/results/latest.json, latest.svg and
-// latest.md (the table the README includes).
+// latest.md (the table docs/benchmarks.md includes).
 //
 //   node bench/run.mjs              the full run
 //   node bench/run.mjs --only 3,5   some cases, results not written
