@@ -4,16 +4,25 @@
 // page mentions exists. Moving a page without fixing its links fails here.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { test } from 'node:test'
 
 const repo = join(import.meta.dirname, '..')
 
+/** The repository's files: git's list (tracked and new, ignored ones left out), or a walk outside a checkout. */
 function tracked(): string[] {
-  return execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8' })
-    .split('\0')
-    .filter((f) => f !== '' && existsSync(join(repo, f)))
+  try {
+    return execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\0')
+      .filter((f) => f !== '' && existsSync(join(repo, f)))
+  } catch {
+    const skip = new Set(['.git', 'node_modules', 'target', 'release'])
+    return (readdirSync(repo, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((d) => d.isFile())
+      .map((d) => relative(repo, join(d.parentPath ?? (d as Dirent & { path: string }).path, d.name)))
+      .filter((f) => !f.split(sep).some((part) => skip.has(part)))
+  }
 }
 
 /** The Markdown a reader follows links in: the root pages, the MCP server's page and everything under docs/. */
