@@ -33,7 +33,7 @@ export interface BackgroundCommandPolicy {
    * Kernel confinement (Linux Landlock + seccomp) of every command this policy starts: what it, and
    * everything it starts, can write, read and reach. `false` (or absent) runs commands unconfined, as
    * NeuroLink does. When confinement is asked for and the kernel cannot enforce all of it, starts are
-   * refused (`NLC_CONFINEMENT_UNAVAILABLE`). See docs/confinement.md.
+   * refused (`NLC_CONFINEMENT_UNAVAILABLE`). See docs/guide/confinement.md.
    * @default false
    */
   confine?: Confinement | false
@@ -71,7 +71,7 @@ export interface Confinement {
    * `"full"`: Landlock, seccomp and a namespace sandbox (user, mount, PID and, without network, network
    * namespaces: a read-only view of the system, no daemon sockets, protected git paths, the command as PID 1).
    * `"landlock"`: Landlock and seccomp only, for hosts that refuse user namespaces — weaker: see
-   * docs/confinement.md for its gaps. A start at `"full"` where namespaces are refused fails with
+   * docs/guide/confinement.md for its gaps. A start at `"full"` where namespaces are refused fails with
    * NLC_CONFINEMENT_UNAVAILABLE; nothing falls back silently. Options may not lower the policy's level.
    * @default "full"
    */
@@ -476,8 +476,8 @@ export interface ToolRefusal {
 /**
  * The stable `code` of every Error the API throws or rejects with, and of
  * every tool refusal (SPEC §7): one per kind of refusal. Branch on it, never
- * on the message, which stays free to improve. The README lists each with
- * what it means and the fix.
+ * on the message, which stays free to improve. docs/reference/errors.md lists
+ * each with what it means and the fix.
  * - `NLC_NO_POLICY`: the host has no policy; call `setBackgroundCommandPolicy` first.
  * - `NLC_INVALID_ARGUMENT`: a value of the wrong type, shape or range (including an unknown signal or stream name).
  * - `NLC_SHELL_SYNTAX`: argv[0] looks like a shell line; pass the executable alone and each argument as its own entry.

@@ -333,7 +333,7 @@ function copyArray(v, max) {
   let len
   try {
     len = v.length
-  } catch (e) {
+  } catch {
     return v
   }
   const copy = []

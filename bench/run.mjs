@@ -1,11 +1,11 @@
-// `pnpm run bench`: issue 5's six cases, each measured side by side in one
+// `pnpm run bench`: the six cases, each measured side by side in one
 // run — the JS reference runner (bench/reference-runner.mjs), execa where the
 // case applies, ours, and the machine's limit (the same producer with no
 // runner in between). Every measurement runs in a child process of its own
 // (or one per heap size), so heaps, threads and allocators do not mix.
 //
 // Prints the table, and writes bench/results/latest.json, latest.svg and
-// latest.md (the table the README includes).
+// latest.md (the table docs/benchmarks.md includes).
 //
 //   node bench/run.mjs              the full run
 //   node bench/run.mjs --only 3,5   some cases, results not written
@@ -217,7 +217,7 @@ if (want(6)) {
   }
 }
 
-// ---- 6c. whole-process RSS per settled command (issue 17's protocol) ---------
+// ---- 6c. whole-process RSS per settled command (the protocol of docs/benchmarks.md) ---
 // A fresh `node --expose-gc` with V8 at its defaults, commands one after
 // another; the floor is the same loop with no command in it. The runners
 // alternate, repeated, and the medians are reported.
@@ -732,7 +732,7 @@ md.push(
 )
 md.push('')
 md.push(`| ${header.join(' | ')} |`)
-md.push(`|${header.map((h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
+md.push(`|${header.map((_h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
 for (const t of tableRows) md.push(`| ${t.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`)
 md.push('')
 md.push('reference = bench/reference-runner.mjs (the JS algorithm NeuroLink uses today); execa = execa 9 with each stream piped to its log file; limit = the same producer with no runner in between (a shell writing straight to the files), or one plain `readFileSync` for paging.')
@@ -743,7 +743,7 @@ md.push('![benchmark chart](latest.svg)')
 fs.writeFileSync(path.join(RESULTS, 'latest.md'), `${md.join('\n')}\n`)
 console.log(`\nWrote ${path.relative(process.cwd(), RESULTS)}/latest.{json,svg,md}`)
 
-function roundNumbers(key, value) {
+function roundNumbers(_key, value) {
   return typeof value === 'number' && !Number.isInteger(value) ? +value.toPrecision(5) : value
 }
 

@@ -636,7 +636,7 @@ async fn a_symlinked_hooks_directory_does_not_stop_the_start() {
     std::fs::remove_dir_all(root.join(".git/hooks")).unwrap();
     std::fs::create_dir(root.join("shared-hooks")).unwrap();
     std::os::unix::fs::symlink("../shared-hooks", root.join(".git/hooks")).unwrap();
-    // A link is not bound (see docs/confinement.md); .git and its config
+    // A link is not bound (see docs/guide/confinement.md); .git and its config
     // still are.
     let (st, out) = f
         .run(
