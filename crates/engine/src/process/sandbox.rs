@@ -529,6 +529,14 @@ pub fn hold_namespace(pid: i32, namespace: std::os::fd::OwnedFd) {
     let _ = rustix::io::write(&k.wake, &1u64.to_ne_bytes());
 }
 
+/// The control buffer of a message carrying one descriptor, aligned as
+/// its header must be: shared by the sending child and the receiving parent.
+#[repr(C)]
+union Control {
+    buf: [u8; 64],
+    _align: libc::cmsghdr,
+}
+
 /// Send the calling process's own mount namespace (`/proc/self/ns/mnt`,
 /// opened now) over the unix socket `to`: in a sandboxed child, before its
 /// exec, so that the parent holds the namespace even if the command ends
@@ -550,11 +558,6 @@ pub unsafe fn send_own_namespace(to: c_int) {
         iov_base: (&mut byte as *mut u8).cast(),
         iov_len: 1,
     };
-    #[repr(C)]
-    union Control {
-        buf: [u8; 64],
-        _align: libc::cmsghdr,
-    }
     let mut control = Control { buf: [0; 64] };
     let space = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
     let mut msg: libc::msghdr = std::mem::zeroed();
@@ -582,11 +585,6 @@ pub fn receive_namespace(from: std::os::fd::BorrowedFd<'_>) -> Option<std::os::f
         iov_base: (&mut byte as *mut u8).cast(),
         iov_len: 1,
     };
-    #[repr(C)]
-    union Control {
-        buf: [u8; 64],
-        _align: libc::cmsghdr,
-    }
     let mut control = Control { buf: [0; 64] };
     // SAFETY: msghdr is plain data; every pointer set below points at a
     // live local of the size given.
