@@ -248,6 +248,20 @@ export interface NativeStatus {
   logsRemoved?: boolean
   /** What kernel confinement refused it (absent when nothing was). */
   confinementNotes?: Array<string>
+  /** What its tree used (settled, where measurable). */
+  usage?: NativeUsage
+  /** The resource limit that stopped it. */
+  limit?: 'memory' | 'processes' | 'cpu'
+  /** Recovered from an earlier host process's manifest. */
+  recovered?: boolean
+}
+
+/** What a settled command's tree used. */
+export interface NativeUsage {
+  /** CPU time of the whole tree, in ms. */
+  cpuMs: number
+  /** The tree's peak memory in bytes (where a memory cgroup measured it). */
+  peakMemoryBytes?: number
 }
 
 /** What `awaitBackgroundCommandOutput` resolves to. */

@@ -5,4 +5,5 @@ pub mod convert;
 pub mod factory;
 pub mod input;
 pub mod inputs;
+pub mod limits;
 pub mod outputs;

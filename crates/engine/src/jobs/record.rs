@@ -113,6 +113,12 @@ pub struct Live {
     /// Set (under this lock, before any file is unlinked) when the logs
     /// were removed: every open of a log checks it under the same lock.
     pub removed: Option<Box<Removal>>,
+    /// What its tree used, once settled (where measurable).
+    pub usage: Option<crate::process::limits::Usage>,
+    /// The resource limit that stopped it.
+    pub limit: Option<crate::process::limits::Kind>,
+    /// Whether it was recovered from an earlier process's manifest.
+    pub recovered: bool,
 }
 
 impl Live {
@@ -130,6 +136,9 @@ impl Live {
             killed: false,
             follow: [0, 0],
             removed: None,
+            usage: None,
+            limit: None,
+            recovered: false,
         }
     }
 }
@@ -327,6 +336,12 @@ pub struct Status {
     pub waiting_for_input: Option<bool>,
     /// Whether the logs were removed (budget, age, prune).
     pub logs_removed: bool,
+    /// What its tree used (settled, where measurable).
+    pub usage: Option<crate::process::limits::Usage>,
+    /// The resource limit that stopped it.
+    pub limit: Option<crate::process::limits::Kind>,
+    /// Whether it was recovered from an earlier process's manifest.
+    pub recovered: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -477,7 +492,19 @@ impl Record {
         let early = Stream::BOTH.map(|s| self.log(s).bytes());
         #[cfg(test)]
         status_race::between_reads(self);
-        let (state, exit_code, signal, error, ended, refs, removed, refused) = {
+        let (
+            state,
+            exit_code,
+            signal,
+            error,
+            ended,
+            refs,
+            removed,
+            refused,
+            usage,
+            limit,
+            recovered,
+        ) = {
             let mut live = self.live.lock().unwrap();
             if look && live.state.is_settled() {
                 live.looked_at = true;
@@ -491,6 +518,9 @@ impl Record {
                 live.refs.clone(),
                 live.removed.clone(),
                 live.refused_sockets,
+                live.usage.filter(|_| live.state.is_settled()),
+                live.limit,
+                live.recovered,
             )
         };
         let end = if state.is_settled() {
@@ -537,6 +567,9 @@ impl Record {
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
+            usage,
+            limit,
+            recovered,
         }
     }
 

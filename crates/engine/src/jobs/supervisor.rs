@@ -62,14 +62,16 @@ fn start_process(
     let mut raw = None;
     rec.cgroup(|c| {
         let h = c.handle();
-        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd()));
+        let extra = h.extra.map(|f| f.map(|f| f.as_raw_fd()));
+        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd(), extra));
     });
     // SAFETY: see above — the descriptors stay open until `release_cgroup`,
     // which this task runs only after `start_process` has returned.
-    let cgroup = raw.map(|(dir, procs)| unsafe {
+    let cgroup = raw.map(|(dir, procs, extra)| unsafe {
         crate::process::cgroup::Handle {
             dir: std::os::fd::BorrowedFd::borrow_raw(dir),
             procs: std::os::fd::BorrowedFd::borrow_raw(procs),
+            extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
         }
     });
     guarded(rec, &mut || {
@@ -295,6 +297,8 @@ enum Stop {
     Killed(KillReason, i32),
     OutputLimit(Stream),
     WriteFailed(Stream, String),
+    /// A resource limit (SPEC §15), and the limits in force.
+    Limit(crate::process::limits::Kind, crate::process::limits::Limits),
 }
 
 /// Commands handed to a supervisor whose spawn has not returned yet.
@@ -433,7 +437,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
             live.state = State::Running;
         }
     }
-    let outcome = run(&rec, limits, child, files, &mut control).await;
+    let mut outcome = run(&rec, limits, child, files, &mut control).await;
     // Writes still queued are answered (closed) as the writer goes with `run`.
     if let Some(i) = &rec.input {
         i.close();
@@ -446,9 +450,22 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     signals::signal_group(pid, libc::SIGKILL);
     spawn::reap(pid);
     watchdog::untrack(pid);
+    // What it used, and a limit the kernel enforced on its own (the OOM
+    // killer), read before the cgroup goes.
+    let (usage, late) = limit_check(&rec, true);
+    if outcome.stop.is_none() {
+        outcome.stop = late;
+    }
     release_cgroup(&rec);
     for s in Stream::BOTH {
         rec.log(s).finish();
+    }
+    {
+        let mut live = rec.live.lock().unwrap();
+        live.usage = usage;
+        if let Some(Stop::Limit(k, _)) = &outcome.stop {
+            live.limit = Some(*k);
+        }
     }
     let (state, code, signal, mut error, killed) = describe(&rec, limits, &outcome);
     if outcome.descendants_held_pipes {
@@ -465,12 +482,34 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     finish(&rec, state, code, signal, error, killed).await;
 }
 
+/// Whether the command's tree went over a resource limit, and (with
+/// `settled`) what it used.
+fn limit_check(
+    rec: &Record,
+    settled: bool,
+) -> (Option<crate::process::limits::Usage>, Option<Stop>) {
+    use crate::process::limits;
+    let (mut usage, mut hit) = (None, None);
+    rec.cgroup(|c| {
+        if settled {
+            usage = limits::usage(c);
+        }
+        hit = limits::check(c)
+            .zip(limits::of(c))
+            .map(|(k, l)| Stop::Limit(k, l));
+    });
+    (usage, hit)
+}
+
 /// Give the command's cgroup back (what is left inside is killed first).
 fn release_cgroup(rec: &Record) {
     if let Some(c) = rec.take_cgroup() {
         c.release();
     }
 }
+
+/// How often a limited command's counters are looked at.
+const LIMIT_PERIOD: Duration = Duration::from_millis(25);
 
 struct Outcome {
     exit: Exit,
@@ -525,6 +564,11 @@ async fn run(
     let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
     let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
+    // Resource limits are looked at on a timer (SPEC §15).
+    let mut limited = false;
+    rec.cgroup(|c| limited = crate::process::limits::watched(c));
+    let limit_timer = sleep_until(if limited { start + LIMIT_PERIOD } else { far });
+    tokio::pin!(limit_timer);
     let (mut escalating, mut draining, mut listening) = (false, false, true);
 
     let mut exit: Option<Exit> = None;
@@ -616,6 +660,12 @@ async fn run(
             }
             _ = &mut input_timer, if input_watch.armed() && exit.is_none() => {
                 input_watch.check(pid, &writer, input_timer.as_mut());
+            }
+            _ = &mut limit_timer, if limited && stop.is_none() && exit.is_none() => {
+                match limit_check(rec, false).1 {
+                    Some(why) => begin_stop!(why, libc::SIGKILL),
+                    None => limit_timer.as_mut().reset(Instant::now() + LIMIT_PERIOD),
+                }
             }
             _ = &mut escalate_timer, if escalating => {
                 rec.signal_tree(libc::SIGKILL);
@@ -923,6 +973,16 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
                 "{} reached the {}-byte cap (maxOutputBytes) and the command was stopped{ended_by}; its output up to the cap is banked in full. Raise maxOutputBytes to capture more.",
                 s.name(),
                 limits.max_output_bytes
+            )),
+            true,
+        ),
+        Some(Stop::Limit(k, l)) => (
+            State::Killed,
+            code,
+            signal,
+            Some(format!(
+                "The command was stopped because {}{ended_by}; its output up to then is banked in full. Raise the limit or make the command use less.",
+                crate::process::limits::describe(*k, l)
             )),
             true,
         ),

@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod clone3;
 pub mod confine;
 pub mod input_wait;
+pub mod limits;
 pub mod posix_spawn;
 #[cfg(target_os = "linux")]
 pub mod sandbox;
