@@ -294,6 +294,12 @@ export declare function readCommandOutput(hostId: number, taskId: unknown, page:
 export declare function readNewOutput(hostId: number, taskId: unknown, stream?: unknown | undefined | null): NativeNewOutput
 
 /**
+ * Make the settled commands of ended processes of this user in the current
+ * log base answerable again for `hostId`; resolves with how many.
+ */
+export declare function recoverCommands(hostId: number, options: unknown, tmpdir: string): Promise<number>
+
+/**
  * A new host id whose events go to `listener_id` (the adapter keeps the
  * host object → id map).
  */

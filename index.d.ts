@@ -1116,3 +1116,23 @@ export declare function getLogSettings(): LogSettings
  * long-lived host runs at start-up.
  */
 export declare function pruneBackgroundCommandLogs(options?: PruneLogsOptions): Promise<PruneLogsResult>
+
+/** What {@link recoverBackgroundCommands} recovers. */
+export interface RecoverOptions {
+  /** Only commands of this session. @default every session */
+  sessionId?: string
+  /** Only commands started at or after this epoch time, in ms. @default every start */
+  sinceMs?: number
+}
+
+/**
+ * After a host restart: make the commands of earlier, ended processes of this user in the current
+ * log base (`configureLogs`) answerable again for `host` under their old task ids — status, pages,
+ * search, tails, `readArtifact`, lists and the tools — each marked `recovered: true`. A command whose
+ * host died before it settled is recovered as `killed`, its `error` saying the host process ended,
+ * with every byte its logs hold. Each task directory is checked first (this user's, not writable by
+ * others, its manifest and logs the very files it names); one that fails is never read, and its task id
+ * answers `NLC_RECOVERY_REFUSED`. Recovered commands never count as `finished`. Resolves with how many
+ * were recovered (commands already known to this process are skipped). See docs/recovery-and-limits.md.
+ */
+export declare function recoverBackgroundCommands(host: object, options?: RecoverOptions): Promise<number>

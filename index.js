@@ -575,6 +575,14 @@ async function pruneBackgroundCommandLogs(options) {
   return native.pruneLogs(options, os.tmpdir())
 }
 
+/**
+ * Make the settled commands of ended host processes of this user (in the current log base)
+ * answerable again for `host` under their old task ids (SPEC §15); resolves with how many.
+ */
+async function recoverBackgroundCommands(host, options) {
+  return native.recoverCommands(hostState(host).id, options, os.tmpdir())
+}
+
 function gitToolsFor(host) {
   const state = hostState(host)
   return createGitTools(
@@ -659,4 +667,5 @@ module.exports = {
   configureLogs,
   getLogSettings,
   pruneBackgroundCommandLogs,
+  recoverBackgroundCommands,
 }

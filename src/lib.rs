@@ -748,6 +748,7 @@ pub fn git_tool_args(
 // Kernel confinement (SPEC §8): `confinementSupport()` lives with its
 // option parsing in binding/confine.rs.
 pub use binding::confine::{confinement_support, NativeConfinementSupport};
+pub use binding::recover::recover_commands;
 // Interactive commands (SPEC §9): their napi functions live in
 // `binding/input.rs`; exported here so they count as the crate's API.
 pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};

@@ -7,3 +7,4 @@ pub mod input;
 pub mod inputs;
 pub mod limits;
 pub mod outputs;
+pub mod recover;

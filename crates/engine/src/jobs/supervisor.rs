@@ -384,6 +384,8 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         confine.is_none(),
         "a confined start is handed over in launch"
     );
+    // Off the caller's thread, before the process exists (SPEC §15).
+    super::manifest::started(&rec);
     let spawned = match pending {
         Some(rx) => rx.await.unwrap_or_else(|_| {
             Err(std::io::Error::other(
@@ -1082,6 +1084,7 @@ async fn finish(
         live.refs = Some(refs);
         live.state = state;
     }
+    super::manifest::settled(rec);
     // Queued for removal before the settled state is published, so whoever
     // sees it settled also finds it in the queue.
     super::retention::on_settled(rec);
