@@ -451,7 +451,9 @@ mod tests {
 
     fn base() -> (tempfile::TempDir, Arc<LogBase>) {
         let d = tempfile::tempdir().unwrap();
-        let b = logfile::named_base(d.path()).ok().expect("a trusted base");
+        let Ok(b) = logfile::named_base(d.path()) else {
+            panic!("a temp directory is a trusted base")
+        };
         (d, Arc::new(b))
     }
 
