@@ -227,13 +227,13 @@ out(ids)
   rmSync(join(logDir, linked!, 'stdout.log'))
   symlinkSync(secret, join(logDir, linked!, 'stdout.log'))
   assert.ok(lstatSync(join(logDir, linked!, 'stdout.log')).isSymbolicLink())
-  // A manifest whose log identities are another task's (the control's).
-  const manifest = (id: string) => readFileSync(join(logDir, id, 'manifest.json'), 'utf8').split('\n')
-  const mine = manifest(swapped!)
-  const head = JSON.parse(mine[0]!) as { idents: string[] }
-  head.idents = (JSON.parse(manifest(control!)[0]!) as { idents: string[] }).idents
-  writeFileSync(join(logDir, swapped!, 'manifest.json'), [JSON.stringify(head), ...mine.slice(1)].join('\n'))
-
+  // A manifest whose log identities are another task's (the control's). The
+  // manifest is kept in an attribute of the task directory (or manifest.json).
+  const manifest = (id: string) =>
+    execFileSync(PY, ['-c', 'import os,sys; sys.stdout.write(os.getxattr(sys.argv[1], "user.neurolink-commands.manifest").decode())', join(logDir, id)], { encoding: 'utf8' })
+  const head = JSON.parse(manifest(swapped!)) as { idents: string[] }
+  head.idents = (JSON.parse(manifest(control!)) as { idents: string[] }).idents
+  execFileSync(PY, ['-c', 'import os,sys; os.setxattr(sys.argv[1], "user.neurolink-commands.manifest", sys.argv[2].encode())', join(logDir, swapped!), JSON.stringify(head)])
   nc.configureLogs({ dir: logDir })
   const h = {}
   nc.setBackgroundCommandPolicy(h, { allowedExecutables: [SH], cwdRoot: cwd })

@@ -83,12 +83,17 @@ pub fn refusal(id: &str) -> Option<String> {
         .cloned()
 }
 
-fn claim(id: &str) -> u64 {
+/// A counter for recovered `id`; `None` when another recovery of this
+/// process took it already.
+fn claim(id: &str) -> Option<u64> {
     let mut t = TABLE.write().unwrap_or_else(|e| e.into_inner());
+    if t.seqs.contains_key(id) {
+        return None;
+    }
     let n = BASE + t.ids.len() as u64;
     t.ids.push(id.into());
     t.seqs.insert(id.into(), n);
-    n
+    Some(n)
 }
 
 /// What `recoverBackgroundCommands` filters on.
@@ -111,6 +116,9 @@ fn looks_like_task_id(s: &str) -> bool {
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
 }
 
+/// What checking one task directory gave (see [`one`]).
+type Checked = Result<Option<Arc<Record>>, String>;
+
 /// The largest manifest read (argv is at most a few MiB).
 const MANIFEST_MAX: u64 = 64 << 20;
 
@@ -131,12 +139,35 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| looks_like_task_id(n))
         .collect();
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|n| registry::by_id(n).is_none())
+        .collect();
+    // The checks and reads are independent per directory: a few threads.
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4);
+    let chunk = names.len().div_ceil(threads).max(1);
+    let results: Vec<(String, Checked)> = std::thread::scope(|s| {
+        let handles: Vec<_> = names
+            .chunks(chunk)
+            .map(|part| {
+                let base = &base;
+                s.spawn(move || {
+                    part.iter()
+                        .map(|n| (n.clone(), one(host, base, n, filter)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
     let mut count = 0;
-    for name in names {
-        if registry::by_id(&name).is_some() {
-            continue;
-        }
-        match one(host, &base, &name, filter) {
+    for (name, r) in results {
+        match r {
             Ok(Some(rec)) => {
                 REFUSED
                     .lock()
@@ -145,7 +176,7 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
                 registry::insert(rec);
                 count += 1;
             }
-            Ok(None) => {}
+            Ok(_) => {}
             Err(why) => {
                 REFUSED
                     .lock()
@@ -159,7 +190,9 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
 
 /// Why a file or directory is not this user's own, or `None`.
 fn not_own(st: &rustix::fs::Stat, what: &str) -> Option<String> {
-    let uid = rustix::process::geteuid().as_raw();
+    static UID: std::sync::LazyLock<u32> =
+        std::sync::LazyLock::new(|| rustix::process::geteuid().as_raw());
+    let uid = *UID;
     if st.st_uid != uid {
         return Some(format!(
             "{what} is owned by uid {}, not by this process's user (uid {uid})",
@@ -193,6 +226,14 @@ fn writer(dir: &OwnedFd) -> Option<String> {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|n| n.starts_with(".writer-"))
+}
+
+/// The value of attribute `name` of `dir`, if it has it.
+fn attribute(dir: &OwnedFd, name: &str) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    let n = rustix::fs::fgetxattr(dir, name, &mut buf[..]).ok()?;
+    buf.truncate(n);
+    Some(buf)
 }
 
 /// A single-link regular file of this user, opened below `dir` without
@@ -272,35 +313,46 @@ fn one(
         Some(w) if logfile::marker_alive(&w) != Some(false) => return Ok(None),
         _ => {}
     }
-    let text = match read_own_file(&dir, manifest::FILE, "its manifest", MANIFEST_MAX) {
-        Ok(t) => t,
-        Err(_)
-            if rustix::fs::statat(&dir, manifest::FILE, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                .is_err() =>
-        {
-            // No manifest: a directory of an older version, or one whose
-            // command never reached its supervisor.
-            return Ok(None);
-        }
-        Err(why) => {
-            return Err(format!(
-                "The task directory {} was not recovered: {why}; nothing of it is read",
-                shown.display()
-            ))
-        }
-    };
     let refuse = |why: &str| {
         format!(
             "The manifest of {} was not recovered: {why}; nothing of it is read",
             shown.display()
         )
     };
-    let mut lines = text.split(|&b| b == b'\n').filter(|l| !l.is_empty());
-    let head: Value = lines
-        .next()
-        .and_then(|l| serde_json::from_slice(l).ok())
-        .ok_or_else(|| refuse("its first line is not a manifest"))?;
-    let end: Option<Value> = lines.next().and_then(|l| serde_json::from_slice(l).ok());
+    let (first, second) = match attribute(&dir, manifest::START_XATTR) {
+        Some(start) => (start, attribute(&dir, manifest::SETTLE_XATTR)),
+        None => {
+            let text = match read_own_file(&dir, manifest::FILE, "its manifest", MANIFEST_MAX) {
+                Ok(t) => t,
+                Err(_)
+                    if rustix::fs::statat(
+                        &dir,
+                        manifest::FILE,
+                        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                    )
+                    .is_err() =>
+                {
+                    // No manifest: a directory of an older version, or one
+                    // whose command never reached its supervisor.
+                    return Ok(None);
+                }
+                Err(why) => {
+                    return Err(format!(
+                        "The task directory {} was not recovered: {why}; nothing of it is read",
+                        shown.display()
+                    ))
+                }
+            };
+            let mut lines = text
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(<[u8]>::to_vec);
+            (lines.next().unwrap_or_default(), lines.next())
+        }
+    };
+    let head: Value =
+        serde_json::from_slice(&first).map_err(|_| refuse("its first line is not a manifest"))?;
+    let end: Option<Value> = second.and_then(|l| serde_json::from_slice(&l).ok());
     if head["v"].as_u64() != Some(manifest::VERSION) {
         return Err(refuse("it is of an unknown version"));
     }
@@ -418,8 +470,11 @@ fn one(
     } else {
         crate::process::Containment::Group
     };
+    let Some(seq) = claim(name) else {
+        return Ok(None);
+    };
     let rec = Record {
-        seq: claim(name),
+        seq,
         host,
         session: crate::intern::intern(&session),
         given_label: (!label.is_empty() && label != derived).then(|| label.into_boxed_str()),
