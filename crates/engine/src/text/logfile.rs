@@ -447,7 +447,12 @@ pub fn remove_task_dir(base: &LogBase, dir: &str, files: [&str; 2]) -> bool {
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     ) {
-        for f in files.iter().copied().chain([own_marker()]) {
+        // The manifest file, where attributes could not hold it, goes too.
+        for f in files
+            .iter()
+            .copied()
+            .chain([own_marker(), crate::jobs::manifest::FILE])
+        {
             let _ = rfs::unlinkat(&d, f, rfs::AtFlags::empty());
         }
     }
