@@ -138,14 +138,14 @@ pub fn settled(rec: &Record) {
     if let Some(e) = &live.error {
         o.insert("error".into(), json!(e));
     }
-    if let Some(u) = live.usage {
+    if let Some(u) = live.usage.usage() {
         let mut usage = json!({ "cpuMs": u.cpu_ms });
         if let Some(p) = u.peak_memory_bytes {
             usage["peakMemoryBytes"] = json!(p);
         }
         o.insert("usage".into(), usage);
     }
-    if let Some(k) = live.limit {
+    if let Some(k) = live.usage.limit() {
         o.insert("limit".into(), json!(k.as_str()));
     }
     drop(live);

@@ -422,18 +422,19 @@ fn one(
                 .and_then(crate::process::signals::from_name);
             live.error = e["error"].as_str().map(str::to_string);
             live.killed = e["killed"].as_bool().unwrap_or(false);
-            live.usage = e["usage"]["cpuMs"]
+            let usage = e["usage"]["cpuMs"]
                 .as_f64()
                 .map(|c| crate::process::limits::Usage {
                     cpu_ms: c,
                     peak_memory_bytes: e["usage"]["peakMemoryBytes"].as_u64(),
                 });
-            live.limit = match e["limit"].as_str() {
+            let limit = match e["limit"].as_str() {
                 Some("memory") => Some(crate::process::limits::Kind::Memory),
                 Some("processes") => Some(crate::process::limits::Kind::Processes),
                 Some("cpu") => Some(crate::process::limits::Kind::Cpu),
                 _ => None,
             };
+            live.usage = crate::process::limits::Packed::new(usage, limit);
             duration = e["durationMs"].as_f64().unwrap_or(0.0);
         }
         None => {
@@ -458,7 +459,6 @@ fn one(
         }
     }
     live.looked_at = true;
-    live.recovered = true;
     live.refs = Some(Refs::BuiltIn);
     let now = Instant::now();
     let span = Duration::from_secs_f64(duration.max(0.0) / 1000.0);

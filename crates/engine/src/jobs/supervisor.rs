@@ -463,11 +463,11 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         rec.log(s).finish();
     }
     {
-        let mut live = rec.live.lock().unwrap();
-        live.usage = usage;
-        if let Some(Stop::Limit(k, _)) = &outcome.stop {
-            live.limit = Some(*k);
-        }
+        let limit = match &outcome.stop {
+            Some(Stop::Limit(k, _)) => Some(*k),
+            _ => None,
+        };
+        rec.live.lock().unwrap().usage = crate::process::limits::Packed::new(usage, limit);
     }
     let (state, code, signal, mut error, killed) = describe(&rec, limits, &outcome);
     if outcome.descendants_held_pipes {
