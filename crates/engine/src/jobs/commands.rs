@@ -133,10 +133,11 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     // 9. Confinement: narrowing only, and fail closed.
     let confinement = confinement_of(&policy, opts.confine.as_ref())?;
     // 10. Limits: narrowing only, in place for the whole tree or refused.
-    let limited = crate::process::limits::take(&crate::process::limits::effective(
+    let limited = crate::process::limits::take(&crate::policy::limits::effective(
         policy.limits.as_ref(),
         opts.limits.as_ref(),
-    )?)?;
+    )?)
+    .map_err(|u| EngineError::LimitUnavailable(u.0))?;
 
     let (seq, logs_root, made) = make_logs(&ctx.tmpdir)?;
     let task_id = registry::task_id(seq);

@@ -24,7 +24,7 @@ use super::record::{Record, State};
 use crate::process::signals;
 
 /// The manifest's file name in a task directory.
-pub const FILE: &str = "manifest.json";
+pub const FILE: &str = crate::text::logfile::MANIFEST_FILE;
 
 /// The manifest format this engine writes and reads.
 pub const VERSION: u64 = 1;

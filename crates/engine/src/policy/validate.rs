@@ -104,7 +104,7 @@ impl Policy {
             input_wait_ms: positive_or("inputWaitMs", input.input_wait_ms, DEFAULT_INPUT_WAIT_MS)?,
             limits: input
                 .limits
-                .map(|l| crate::process::limits::Limits::new(&l, "policy.limits"))
+                .map(|l| super::limits::validate(&l, "policy.limits"))
                 .transpose()?
                 .filter(|l| !l.is_empty()),
         })

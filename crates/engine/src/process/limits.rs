@@ -23,8 +23,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::errors::{js_number, EngineError, EngineResult};
-
 use super::cgroup::Cgroup;
 
 /// A command's limits, validated (each absent one is unlimited).
@@ -142,78 +140,25 @@ impl Packed {
     }
 }
 
-fn whole(name: &str, v: f64) -> EngineResult<u64> {
-    if v.is_finite() && v >= 1.0 {
-        Ok(v.ceil() as u64)
-    } else {
-        Err(EngineError::BadInput(format!(
-            "{name} must be a finite number ≥ 1 (got {})",
-            js_number(v)
-        )))
-    }
-}
-
 impl Limits {
-    /// Validate `input` (`what`: `policy.limits` or `options.limits`).
-    pub fn new(input: &LimitsInput, what: &str) -> EngineResult<Limits> {
-        Ok(Limits {
-            memory_bytes: input
-                .memory_bytes
-                .map(|v| whole(&format!("{what}.memoryBytes"), v))
-                .transpose()?,
-            processes: input
-                .processes
-                .map(|v| whole(&format!("{what}.processes"), v))
-                .transpose()?,
-            cpu_ms: input
-                .cpu_ms
-                .map(|v| crate::policy::positive(&format!("{what}.cpuMs"), v))
-                .transpose()?,
-        })
-    }
-
     /// Whether no limit is set.
     pub fn is_empty(&self) -> bool {
         self.memory_bytes.is_none() && self.processes.is_none() && self.cpu_ms.is_none()
     }
 }
 
-/// The limits a start runs under: the policy's, each narrowed by the
-/// start's; a start's limit wider than the policy's is refused.
-pub fn effective(policy: Option<&Limits>, options: Option<&LimitsInput>) -> EngineResult<Limits> {
-    let pol = policy.copied().unwrap_or_default();
-    let Some(opts) = options else {
-        return Ok(pol);
-    };
-    let asked = Limits::new(opts, "options.limits")?;
-    let wider = |name: &str, got: f64, max: f64| {
-        EngineError::BadInput(format!(
-            "options.limits.{name} {} is wider than the policy's {}: a start may only narrow the policy's limits; give {} or less, or raise policy.limits.{name}",
-            js_number(got),
-            js_number(max),
-            js_number(max)
-        ))
-    };
-    fn narrow<T: Copy + PartialOrd>(
-        asked: Option<T>,
-        pol: Option<T>,
-        err: impl FnOnce(T, T) -> EngineError,
-    ) -> EngineResult<Option<T>> {
-        match (asked, pol) {
-            (Some(a), Some(p)) if a > p => Err(err(a, p)),
-            (Some(a), _) => Ok(Some(a)),
-            (None, p) => Ok(p),
-        }
+/// Why a limit cannot be enforced here (the caller's refusal,
+/// `NLC_LIMIT_UNAVAILABLE`, carries the text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+/// A number of ms as a message spells it (as JS would: no `.0`).
+fn ms_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
     }
-    Ok(Limits {
-        memory_bytes: narrow(asked.memory_bytes, pol.memory_bytes, |a, p| {
-            wider("memoryBytes", a as f64, p as f64)
-        })?,
-        processes: narrow(asked.processes, pol.processes, |a, p| {
-            wider("processes", a as f64, p as f64)
-        })?,
-        cpu_ms: narrow(asked.cpu_ms, pol.cpu_ms, |a, p| wider("cpuMs", a, p))?,
-    })
 }
 
 /// Test-only: a comma-separated list of `memory`, `processes`, `cpu`: the
@@ -470,20 +415,20 @@ fn keyed(text: &str, key: &str) -> Option<u64> {
     })
 }
 
-fn unavailable(k: Kind, why: &str) -> EngineError {
+fn unavailable(k: Kind, why: &str) -> Unavailable {
     let name = match k {
         Kind::Memory => "memoryBytes",
         Kind::Processes => "processes",
         Kind::Cpu => "cpuMs",
     };
-    EngineError::LimitUnavailable(format!(
+    Unavailable(format!(
         "limits.{name} cannot be enforced for the whole tree here: {why}"
     ))
 }
 
 /// Where the memory or pids controller of a command can be had, set to
 /// `value`: its v2 directory, else a v1 directory of its own.
-fn place_for(c: &Cgroup, k: Kind, value: u64) -> EngineResult<Place> {
+fn place_for(c: &Cgroup, k: Kind, value: u64) -> Result<Place, Unavailable> {
     let (controller, v2_file, v1_file) = match k {
         Kind::Memory => ("memory", "memory.max", "memory.limit_in_bytes"),
         _ => ("pids", "pids.max", "pids.max"),
@@ -525,7 +470,7 @@ fn place_for(c: &Cgroup, k: Kind, value: u64) -> EngineResult<Place> {
 /// The cgroup of a start under `limits`, every limit in place — or the
 /// refusal (`NLC_LIMIT_UNAVAILABLE`) naming what is missing. `Ok(None)`
 /// when no limit is set.
-pub fn take(limits: &Limits) -> EngineResult<Option<Cgroup>> {
+pub fn take(limits: &Limits) -> Result<Option<Cgroup>, Unavailable> {
     if limits.is_empty() {
         return Ok(None);
     }
@@ -565,7 +510,7 @@ pub fn take(limits: &Limits) -> EngineResult<Option<Cgroup>> {
     Ok(Some(c))
 }
 
-fn place_all(c: &Cgroup, limits: &Limits, e: &mut Enforced) -> EngineResult<()> {
+fn place_all(c: &Cgroup, limits: &Limits, e: &mut Enforced) -> Result<(), Unavailable> {
     if let Some(v) = limits.memory_bytes {
         e.memory = Some(place_for(c, Kind::Memory, v)?);
     }
@@ -658,7 +603,7 @@ pub fn describe(k: Kind, limits: &Limits) -> String {
         ),
         Kind::Cpu => format!(
             "its tree used its CPU time limit (limits.cpuMs {})",
-            js_number(limits.cpu_ms.unwrap_or(0.0))
+            ms_text(limits.cpu_ms.unwrap_or(0.0))
         ),
     }
 }
@@ -671,38 +616,6 @@ pub fn of(c: &Cgroup) -> Option<Limits> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn input(m: Option<f64>, p: Option<f64>, c: Option<f64>) -> LimitsInput {
-        LimitsInput {
-            memory_bytes: m,
-            processes: p,
-            cpu_ms: c,
-        }
-    }
-
-    #[test]
-    fn a_start_only_narrows_the_policys_limits() {
-        let pol = Limits::new(&input(Some(1000.0), Some(10.0), None), "policy.limits").unwrap();
-        let narrower = effective(Some(&pol), Some(&input(Some(500.0), None, Some(20.0)))).unwrap();
-        assert_eq!(
-            narrower,
-            Limits {
-                memory_bytes: Some(500),
-                processes: Some(10),
-                cpu_ms: Some(20.0)
-            }
-        );
-        let e = effective(Some(&pol), Some(&input(None, Some(11.0), None))).unwrap_err();
-        assert_eq!(e.code(), "NLC_INVALID_ARGUMENT");
-        assert!(e.to_string().contains("wider than the policy's 10"), "{e}");
-        // Equal is not wider; no policy limit means any is a narrowing.
-        assert!(effective(Some(&pol), Some(&input(Some(1000.0), None, None))).is_ok());
-        assert_eq!(effective(None, None).unwrap(), Limits::default());
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            let e = effective(None, Some(&input(Some(bad), None, None))).unwrap_err();
-            assert!(e.to_string().contains("options.limits.memoryBytes"), "{e}");
-        }
-    }
 
     #[test]
     fn usage_packs_into_eight_bytes_and_back() {
