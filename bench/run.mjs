@@ -51,6 +51,9 @@ const SIZES = previous?.sizes ?? {
   waitTicks: 40,
   waitRounds: 3,
   searchReps: 9,
+  manifestCommands: 300,
+  manifestRounds: 5,
+  recoverCommands: 10_000,
 }
 
 // ---- scratch: every runner's logs go under one fresh directory -------------
@@ -70,10 +73,10 @@ function fsType(dir) {
   }
 }
 
-function child(script, scriptArgs = [], nodeFlags = []) {
+function child(script, scriptArgs = [], nodeFlags = [], extraEnv = {}) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [...nodeFlags, path.join(HERE, script), ...scriptArgs], {
-      env: childEnv,
+      env: { ...childEnv, ...extraEnv },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let out = ''
@@ -260,6 +263,24 @@ if (want(8) && SIZES.waitTicks) {
     '--reps',
     String(SIZES.searchReps),
   ])
+}
+
+// ---- 9. recovery ----------------------------------------------------------------
+if (want(9) && SIZES.recoverCommands) {
+  step('case 9: start → settle with and without manifests; recovering 10,000 settled commands')
+  const cost = { on: [], off: [] }
+  for (let r = 0; r < SIZES.manifestRounds; r++) {
+    // Alternating, so the machine's load falls on both alike.
+    for (const m of r % 2 ? ['off', 'on'] : ['on', 'off']) {
+      const res = await child('case-recovery.mjs', ['--mode', 'cost', '--n', String(SIZES.manifestCommands)], [], m === 'off' ? { NEUROLINK_COMMANDS_BENCH_NO_MANIFEST: '1' } : {})
+      cost[m].push((res.ms / res.n) * 1000)
+    }
+  }
+  const dir = fs.mkdtempSync(path.join(scratch, 'recover-'))
+  await child('case-recovery.mjs', ['--mode', 'make', '--n', String(SIZES.recoverCommands), '--dir', dir])
+  const rec = await child('case-recovery.mjs', ['--mode', 'recover', '--n', String(SIZES.recoverCommands), '--dir', dir])
+  fs.rmSync(dir, { recursive: true, force: true })
+  raw.recovery = { withUs: cost.on, withoutUs: cost.off, recoverMs: rec.ms, recovered: rec.n }
 }
 
 const totalS = previous?.totalSeconds ?? (performance.now() - T0) / 1000
@@ -615,6 +636,37 @@ if (raw.waits) {
       met: c.ratio <= 2,
     })
   }
+}
+
+if (raw.recovery) {
+  const r = raw.recovery
+  const on = median(r.withUs)
+  const off = median(r.withoutUs)
+  rows.push({
+    id: '9a',
+    short: '9a start → settle, manifests',
+    chart: false,
+    case: `Recovery: one command (\`true\`) started and awaited, one after another, with the task manifest written (ours) and without it (limit column), median of ${r.withUs.length} alternating rounds of ${SIZES.manifestCommands}, µs per command`,
+    unit: 'µs',
+    better: 'lower',
+    ours: on,
+    limit: off,
+    ratio: `with/without ${(on / off).toFixed(3)}×`,
+    goal: 'with ≤ 1.05× without (within the noise)',
+    met: on <= off * 1.05,
+  })
+  rows.push({
+    id: '9b',
+    short: '9b recover 10,000',
+    chart: false,
+    case: `Recovery: recoverBackgroundCommands in a fresh process over ${fmt(r.recovered, 0)} settled commands of an ended one (every directory checked, every manifest and log read), ms`,
+    unit: 'ms',
+    better: 'lower',
+    ours: r.recoverMs,
+    ratio: `${fmt((r.recoverMs * 1000) / r.recovered, 0)} µs per command`,
+    goal: 'well under 1000 ms',
+    met: r.recoverMs < 500,
+  })
 }
 
 // ---- print --------------------------------------------------------------------

@@ -553,6 +553,7 @@ pub use binding::output::{await_output, read_command_output, search_output, Read
 // Kernel confinement (SPEC §8): `confinementSupport()` lives with its
 // option parsing in binding/confine.rs.
 pub use binding::confine::{confinement_support, NativeConfinementSupport};
+pub use binding::recover::recover_commands;
 // Interactive commands (SPEC §9): their napi functions live in
 // `binding/input.rs`; exported here so they count as the crate's API.
 pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};

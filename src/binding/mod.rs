@@ -7,5 +7,7 @@ pub mod factory;
 pub mod git;
 pub mod input;
 pub mod inputs;
+pub mod limits;
 pub mod output;
 pub mod outputs;
+pub mod recover;

@@ -56,6 +56,8 @@ pub struct StartOptions {
     /// Report the command waiting for input once it printed nothing for this
     /// long (ms) while blocked reading it; the policy's default when absent.
     pub input_wait_ms: Option<f64>,
+    /// `limits`: narrows the policy's resource limits (SPEC §15).
+    pub limits: Option<crate::process::limits::LimitsInput>,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -131,6 +133,12 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     }
     // 9. Confinement: narrowing only, and fail closed.
     let confinement = confinement_of(&policy, opts.confine.as_ref())?;
+    // 10. Limits: narrowing only, in place for the whole tree or refused.
+    let limited = crate::process::limits::take(&crate::policy::limits::effective(
+        policy.limits.as_ref(),
+        opts.limits.as_ref(),
+    )?)
+    .map_err(|u| EngineError::LimitUnavailable(u.0))?;
 
     let (seq, logs_root, made) = make_logs(&ctx.tmpdir)?;
     let task_id = registry::task_id(seq);
@@ -150,7 +158,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
         .unwrap_or(0.0);
-    let cgroup = crate::process::cgroup::Cgroup::take();
+    let cgroup = limited.or_else(crate::process::cgroup::Cgroup::take);
     let (tx, rx) = mpsc::unbounded_channel();
     let label = policy::label_for(opts.label.as_deref(), &argv);
     let given_label = (label != policy::label_for(None, &argv)).then(|| label.into_boxed_str());

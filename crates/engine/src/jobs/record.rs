@@ -103,6 +103,9 @@ pub struct Live {
     /// Set (under this lock, before any file is unlinked) when the logs
     /// were removed: every open of a log checks it under the same lock.
     pub removed: Option<Box<Removal>>,
+    /// What its tree used, once settled (where measurable), and the
+    /// resource limit that stopped it.
+    pub usage: crate::process::limits::Packed,
 }
 
 impl Live {
@@ -120,6 +123,7 @@ impl Live {
             killed: false,
             follow: [0, 0],
             removed: None,
+            usage: crate::process::limits::Packed::NONE,
         }
     }
 }
@@ -317,6 +321,12 @@ pub struct Status {
     pub waiting_for_input: Option<bool>,
     /// Whether the logs were removed (budget, age, prune).
     pub logs_removed: bool,
+    /// What its tree used (settled, where measurable).
+    pub usage: Option<crate::process::limits::Usage>,
+    /// The resource limit that stopped it.
+    pub limit: Option<crate::process::limits::Kind>,
+    /// Whether it was recovered from an earlier process's manifest.
+    pub recovered: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -467,7 +477,19 @@ impl Record {
         let early = Stream::BOTH.map(|s| self.log(s).bytes());
         #[cfg(test)]
         status_race::between_reads(self);
-        let (state, exit_code, signal, error, ended, refs, removed, refused) = {
+        let (
+            state,
+            exit_code,
+            signal,
+            error,
+            ended,
+            refs,
+            removed,
+            refused,
+            usage,
+            limit,
+            recovered,
+        ) = {
             let mut live = self.live.locked();
             if look && live.state.is_settled() {
                 live.looked_at = true;
@@ -481,6 +503,10 @@ impl Record {
                 live.refs.clone(),
                 live.removed.clone(),
                 live.refused_sockets,
+                live.usage.usage().filter(|_| live.state.is_settled()),
+                live.usage.limit(),
+                // Recovered records take counters of their own range.
+                self.seq >= super::recover::BASE,
             )
         };
         let end = if state.is_settled() {
@@ -527,6 +553,9 @@ impl Record {
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
+            usage,
+            limit,
+            recovered,
         }
     }
 
@@ -703,13 +732,14 @@ mod tests {
 
     /// A settled record is kept for the life of the process: its size is a
     /// memory budget (bench row 6c), checked here so that a field added
-    /// without thought shows up. 424 bytes: with its `Arc` header, one
-    /// 448-byte allocation (Linux's sizes: other systems' locks and clocks
-    /// differ).
+    /// without thought shows up. 432 bytes: with its `Arc` header, one
+    /// 464-byte allocation (Linux's sizes: other systems' locks and clocks
+    /// differ); the last 8 are what its tree used and the limit that
+    /// stopped it (SPEC §15).
     #[test]
     fn a_record_stays_small() {
         assert!(
-            std::mem::size_of::<Record>() <= 424,
+            std::mem::size_of::<Record>() <= 432,
             "Record is {} bytes",
             std::mem::size_of::<Record>()
         );

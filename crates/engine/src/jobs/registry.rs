@@ -116,6 +116,9 @@ pub fn by_id(task_id: &str) -> Option<Arc<Record>> {
 pub fn lookup(host: u32, task_id: &str) -> EngineResult<Arc<Record>> {
     match by_id(task_id) {
         Some(r) if r.host == host => Ok(r),
+        None if super::recover::refusal(task_id).is_some() => Err(EngineError::RecoveryRefused(
+            super::recover::refusal(task_id).unwrap_or_default(),
+        )),
         _ => Err(EngineError::UnknownTask {
             task_id: task_id.to_string(),
             known: with_host(host, |h| {

@@ -50,14 +50,16 @@ fn start_process(
     let mut raw = None;
     rec.cgroup(|c| {
         let h = c.handle();
-        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd()));
+        let extra = h.extra.map(|f| f.map(|f| f.as_raw_fd()));
+        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd(), extra));
     });
     // SAFETY: see above — the descriptors stay open until `release_cgroup`,
     // which this task runs only after `start_process` has returned.
-    let cgroup = raw.map(|(dir, procs)| unsafe {
+    let cgroup = raw.map(|(dir, procs, extra)| unsafe {
         crate::process::cgroup::Handle {
             dir: std::os::fd::BorrowedFd::borrow_raw(dir),
             procs: std::os::fd::BorrowedFd::borrow_raw(procs),
+            extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
         }
     });
     guarded(rec, &mut || {
@@ -186,6 +188,8 @@ enum Stop {
     Killed(KillReason, i32),
     OutputLimit(Stream),
     WriteFailed(Stream, String),
+    /// A resource limit (SPEC §15), and the limits in force.
+    Limit(crate::process::limits::Kind, crate::process::limits::Limits),
 }
 
 /// Commands handed to a supervisor whose spawn has not returned yet.
@@ -257,6 +261,8 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         confine.is_none(),
         "a confined start is handed over in launch"
     );
+    // Off the caller's thread, before the process exists (SPEC §15).
+    super::manifest::started(&rec);
     let spawned = match pending {
         Some(rx) => rx.await.unwrap_or_else(|_| {
             Err(std::io::Error::other(
@@ -310,7 +316,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
             live.state = State::Running;
         }
     }
-    let outcome = run(&rec, limits, child, files, &mut control).await;
+    let mut outcome = run(&rec, limits, child, files, &mut control).await;
     // Writes still queued are answered (closed) as the writer goes with `run`.
     if let Some(i) = &rec.input {
         i.close();
@@ -323,9 +329,22 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     signals::signal_group(pid, libc::SIGKILL);
     spawn::reap(pid);
     watchdog::untrack(pid);
+    // What it used, and a limit the kernel enforced on its own (the OOM
+    // killer), read before the cgroup goes.
+    let (usage, late) = limit_check(&rec, true);
+    if outcome.stop.is_none() {
+        outcome.stop = late;
+    }
     release_cgroup(&rec);
     for s in Stream::BOTH {
         rec.log(s).finish();
+    }
+    {
+        let limit = match &outcome.stop {
+            Some(Stop::Limit(k, _)) => Some(*k),
+            _ => None,
+        };
+        rec.live.locked().usage = crate::process::limits::Packed::new(usage, limit);
     }
     let (state, code, signal, mut error, killed) = describe(&rec, limits, &outcome);
     if outcome.descendants_held_pipes {
@@ -342,12 +361,34 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     finish(&rec, state, code, signal, error, killed).await;
 }
 
+/// Whether the command's tree went over a resource limit, and (with
+/// `settled`) what it used.
+fn limit_check(
+    rec: &Record,
+    settled: bool,
+) -> (Option<crate::process::limits::Usage>, Option<Stop>) {
+    use crate::process::limits;
+    let (mut usage, mut hit) = (None, None);
+    rec.cgroup(|c| {
+        if settled {
+            usage = limits::usage(c);
+        }
+        hit = limits::check(c)
+            .zip(limits::of(c))
+            .map(|(k, l)| Stop::Limit(k, l));
+    });
+    (usage, hit)
+}
+
 /// Give the command's cgroup back (what is left inside is killed first).
 fn release_cgroup(rec: &Record) {
     if let Some(c) = rec.take_cgroup() {
         c.release();
     }
 }
+
+/// How often a limited command's counters are looked at.
+const LIMIT_PERIOD: Duration = Duration::from_millis(25);
 
 struct Outcome {
     exit: Exit,
@@ -402,6 +443,11 @@ async fn run(
     let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
     let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
+    // Resource limits are looked at on a timer (SPEC §15).
+    let mut limited = false;
+    rec.cgroup(|c| limited = crate::process::limits::watched(c));
+    let limit_timer = sleep_until(if limited { start + LIMIT_PERIOD } else { far });
+    tokio::pin!(limit_timer);
     let (mut escalating, mut draining, mut listening) = (false, false, true);
 
     let mut exit: Option<Exit> = None;
@@ -493,6 +539,12 @@ async fn run(
             }
             _ = &mut input_timer, if input_watch.armed() && exit.is_none() => {
                 input_watch.check(pid, &writer, input_timer.as_mut());
+            }
+            _ = &mut limit_timer, if limited && stop.is_none() && exit.is_none() => {
+                match limit_check(rec, false).1 {
+                    Some(why) => begin_stop!(why, libc::SIGKILL),
+                    None => limit_timer.as_mut().reset(Instant::now() + LIMIT_PERIOD),
+                }
             }
             _ = &mut escalate_timer, if escalating => {
                 rec.signal_tree(libc::SIGKILL);
@@ -622,6 +674,16 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
             )),
             true,
         ),
+        Some(Stop::Limit(k, l)) => (
+            State::Killed,
+            code,
+            signal,
+            Some(format!(
+                "The command was stopped because {}{ended_by}; its output up to then is banked in full. Raise the limit or make the command use less.",
+                crate::process::limits::describe(*k, l)
+            )),
+            true,
+        ),
         Some(Stop::WriteFailed(s, e)) => (
             State::Killed,
             code,
@@ -673,6 +735,7 @@ async fn finish(
         live.refs = Some(refs);
         live.state = state;
     }
+    super::manifest::settled(rec);
     // Queued for removal before the settled state is published, so whoever
     // sees it settled also finds it in the queue.
     super::retention::on_settled(rec);

@@ -67,6 +67,8 @@ pub struct Cgroup {
     /// `CLONE_INTO_CGROUP` is killed at birth (the kill's sequence number is
     /// compared with the parent's cgroup's, not the target's).
     killed: std::sync::atomic::AtomicBool,
+    /// The resource limits it enforces, when the start set any (SPEC §15).
+    limits: Option<Box<super::limits::Enforced>>,
 }
 
 /// A command's cgroup as the spawn takes it.
@@ -76,6 +78,9 @@ pub struct Handle<'a> {
     pub dir: BorrowedFd<'a>,
     /// Its `cgroup.procs`, open for writing.
     pub procs: BorrowedFd<'a>,
+    /// The `cgroup.procs` of the v1 directories holding its limits, which
+    /// the child enters before its exec.
+    pub extra: [Option<BorrowedFd<'a>>; 2],
 }
 
 /// [`Handle`]'s descriptors, owned (a confined start takes them to its
@@ -86,6 +91,8 @@ pub struct OwnedHandle {
     pub dir: OwnedFd,
     /// Its `cgroup.procs`, open for writing.
     pub procs: OwnedFd,
+    /// [`Handle::extra`].
+    pub extra: [Option<OwnedFd>; 2],
 }
 
 impl OwnedHandle {
@@ -94,6 +101,7 @@ impl OwnedHandle {
         Handle {
             dir: self.dir.as_fd(),
             procs: self.procs.as_fd(),
+            extra: [0, 1].map(|i| self.extra[i].as_ref().map(|f| f.as_fd())),
         }
     }
 }
@@ -236,6 +244,7 @@ impl Cgroup {
                     dir,
                     procs,
                     killed: std::sync::atomic::AtomicBool::new(false),
+                    limits: None,
                 })
             })
         };
@@ -270,15 +279,34 @@ impl Cgroup {
         Handle {
             dir: self.dir.as_fd(),
             procs: self.procs.as_fd(),
+            extra: self.limits.as_ref().map_or([None, None], |l| l.v1_procs()),
         }
     }
 
     /// Copies of [`Cgroup::handle`]'s descriptors, for another thread.
     pub fn owned_handle(&self) -> std::io::Result<OwnedHandle> {
+        let h = self.handle();
+        let copy = |f: Option<BorrowedFd<'_>>| f.map(|f| f.try_clone_to_owned()).transpose();
         Ok(OwnedHandle {
             dir: self.dir.try_clone()?,
             procs: self.procs.try_clone()?,
+            extra: [copy(h.extra[0])?, copy(h.extra[1])?],
         })
+    }
+
+    /// Its directory, open (its counters are read relative to it).
+    pub fn dir(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
+    /// Give it the limits the start set ([`super::limits::take`]).
+    pub fn attach_limits(&mut self, l: super::limits::Enforced) {
+        self.limits = Some(Box::new(l));
+    }
+
+    /// The limits it enforces.
+    pub fn limits(&self) -> Option<&super::limits::Enforced> {
+        self.limits.as_deref()
     }
 
     /// Its `cgroup.procs`, open for reading.
@@ -385,10 +413,14 @@ impl Cgroup {
             dir,
             procs,
             killed,
+            limits,
         } = self;
         drop((dir, procs));
+        // A directory that held limits carries their settings: never reused.
+        let limited = limits.is_some();
+        drop(limits);
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < KEEP && !killed.into_inner() {
+        if idle.len() < KEEP && !killed.into_inner() && !limited {
             idle.push(n);
         } else if let Some(b) = base() {
             drop(idle);
@@ -480,6 +512,7 @@ mod tests {
             } else {
                 read_only.as_fd()
             },
+            extra: [None, None],
         };
         let own = format!("/neurolink-commands-{}/{}", std::process::id(), c.n);
         let d = tempfile::tempdir().unwrap();

@@ -12,6 +12,7 @@ pub mod clone3;
 pub mod confine;
 pub mod input_wait;
 pub mod launch;
+pub mod limits;
 pub mod plan;
 pub mod posix_spawn;
 pub mod probe;

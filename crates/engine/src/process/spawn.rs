@@ -67,10 +67,13 @@ fn enter_cgroup(pid: i32, cgroup: Option<super::cgroup::Handle<'_>>) -> io::Resu
     let Some(c) = cgroup else {
         return Ok(());
     };
-    match rustix::io::write(c.procs, pid.to_string().as_bytes()) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(stop_unreported(pid, e.into())),
+    let pid_text = pid.to_string();
+    for procs in std::iter::once(c.procs).chain(c.extra.into_iter().flatten()) {
+        if let Err(e) = rustix::io::write(procs, pid_text.as_bytes()) {
+            return Err(stop_unreported(pid, e.into()));
+        }
     }
+    Ok(())
 }
 
 /// How a process ended.

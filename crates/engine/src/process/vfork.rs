@@ -93,6 +93,9 @@ struct Plan {
     /// The `cgroup.procs` of the cgroup to enter, open for writing, or -1
     /// (none, or born in it).
     cgroup: c_int,
+    /// The `cgroup.procs` of the v1 directories holding its limits, open
+    /// for writing, or -1 (see [`super::limits`]).
+    extra: [c_int; 2],
     /// The signals to set back to their default action: bit `n - 1` for
     /// signal `n` (those the host ignores).
     reset: u64,
@@ -127,6 +130,11 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         }
         if p.cgroup >= 0 && libc::write(p.cgroup, b"0".as_ptr().cast(), 1) != 1 {
             fail(p, errno());
+        }
+        for &fd in &p.extra {
+            if fd >= 0 && libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                fail(p, errno());
+            }
         }
         if p.terminal.is_null() {
             // A terminal start opens its terminal once the view is entered
@@ -473,6 +481,9 @@ fn spawn_raw(
         stdio,
         dir: dir.as_raw_fd(),
         cgroup: -1,
+        extra: cgroup.map_or([-1, -1], |c| {
+            c.extra.map(|f| f.map_or(-1, |f| f.as_raw_fd()))
+        }),
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         terminal: terminal.map_or(std::ptr::null(), CStr::as_ptr),

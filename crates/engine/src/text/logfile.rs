@@ -435,6 +435,10 @@ fn open_log_stepwise(
     Ok((File::from(f), len))
 }
 
+/// A task directory's manifest file, where its attributes cannot hold it
+/// (see the jobs layer's manifest).
+pub const MANIFEST_FILE: &str = "manifest.json";
+
 /// Remove `<base>/<dir>`: the given files and the marker, then the directory
 /// (relative to the held base, following no link). Returns whether the
 /// directory is gone.
@@ -445,7 +449,8 @@ pub fn remove_task_dir(base: &LogBase, dir: &str, files: [&str; 2]) -> bool {
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     ) {
-        for f in files.iter().copied().chain([own_marker()]) {
+        // The manifest file, where attributes could not hold it, goes too.
+        for f in files.iter().copied().chain([own_marker(), MANIFEST_FILE]) {
             let _ = rfs::unlinkat(&d, f, rfs::AtFlags::empty());
         }
     }
