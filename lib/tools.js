@@ -82,6 +82,13 @@ function projected(v, top = true) {
     } catch {
       // an array that cannot be read is shown, not walked
     }
+  } else if (top && marker.$js === 'an object' && typeof v === 'object') {
+    try {
+      // an object param (run_command_bg's limits): its own keys, one level down
+      marker.props = Object.keys(v).map((k) => [k, projected(v[k], false)])
+    } catch {
+      // an object that cannot be read is shown, not walked
+    }
   }
   return marker
 }

@@ -39,11 +39,19 @@ pub fn new_task_seq() -> u64 {
 /// The task id of counter `n`: `c<counter><12 hex chars>`. Records keep only
 /// the counter and spell the id when asked.
 pub fn task_id(n: u64) -> String {
+    if n >= super::recover::BASE {
+        return super::recover::id_of(n);
+    }
     format!("c{n}{:012x}", mix(*SALT ^ n) & 0xffff_ffff_ffff)
 }
 
 /// The counter of a task id, if the id is one [`task_id`] spells.
 pub(crate) fn task_seq(task_id: &str) -> Option<u64> {
+    own_seq(task_id).or_else(|| super::recover::seq_of(task_id))
+}
+
+/// The counter of an id this process spelled.
+fn own_seq(task_id: &str) -> Option<u64> {
     let digits = task_id
         .strip_prefix('c')?
         .get(..task_id.len().checked_sub(13)?)?;

@@ -5,6 +5,7 @@
 
 pub mod confine;
 pub mod cwd;
+pub mod limits;
 pub mod validate;
 
 pub use crate::errors::js_number;

@@ -33,6 +33,8 @@ pub struct Policy {
     pub idle_timeout_ms: Option<f64>,
     /// Default `inputWaitMs` of the commands it starts.
     pub input_wait_ms: f64,
+    /// Resource limits of every command's tree (SPEC §15); a start may narrow them.
+    pub limits: Option<crate::process::limits::Limits>,
 }
 
 /// The numeric fields of a policy as the caller gave them (absent = default).
@@ -54,6 +56,8 @@ pub struct PolicyInput {
     pub idle_timeout_ms: Option<f64>,
     /// `inputWaitMs`.
     pub input_wait_ms: Option<f64>,
+    /// `limits`.
+    pub limits: Option<crate::process::limits::LimitsInput>,
 }
 
 impl Policy {
@@ -98,6 +102,11 @@ impl Policy {
                 .map(|v| positive("idleTimeoutMs", v))
                 .transpose()?,
             input_wait_ms: positive_or("inputWaitMs", input.input_wait_ms, DEFAULT_INPUT_WAIT_MS)?,
+            limits: input
+                .limits
+                .map(|l| super::limits::validate(&l, "policy.limits"))
+                .transpose()?
+                .filter(|l| !l.is_empty()),
         })
     }
 }

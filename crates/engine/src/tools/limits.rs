@@ -16,7 +16,7 @@ pub const MAX_LIST_ENTRIES: u32 = 65_536;
 pub const EXTRA_TOOLS: [&str; 2] = ["command_input", "command_list"];
 
 /// The fields of a policy, each read once by the JS snapshot (SPEC §2).
-pub const POLICY_FIELDS: [&str; 9] = [
+pub const POLICY_FIELDS: [&str; 10] = [
     "allowedExecutables",
     "cwdRoot",
     "allowlist",
@@ -26,6 +26,7 @@ pub const POLICY_FIELDS: [&str; 9] = [
     "idleTimeoutMs",
     "confine",
     "inputWaitMs",
+    "limits",
 ];
 
 /// The policy fields a callback holds, so a JSON file (the MCP server's
@@ -33,7 +34,7 @@ pub const POLICY_FIELDS: [&str; 9] = [
 pub const CALLBACK_FIELDS: [&str; 1] = ["allowlist"];
 
 /// The fields of a start's options, each read once by the JS snapshot.
-pub const START_OPTION_FIELDS: [&str; 12] = [
+pub const START_OPTION_FIELDS: [&str; 13] = [
     "cwd",
     "timeoutMs",
     "maxOutputBytes",
@@ -46,6 +47,7 @@ pub const START_OPTION_FIELDS: [&str; 12] = [
     "stdin",
     "terminal",
     "inputWaitMs",
+    "limits",
 ];
 
 /// The fields of `configureGitTools`' options, each read once by the JS snapshot.

@@ -33,6 +33,9 @@ pub enum Given {
     Str(String),
     /// An array: its items, and how JS writes the whole.
     Array(Vec<Given>, String),
+    /// A plain object (one level down): its keys and values in order, and
+    /// how JS writes the whole.
+    Object(Vec<(String, Given)>, String),
     /// Anything JSON cannot hold as a scalar: how a refusal shows it
     /// (`shown`, e.g. `{}` or `NaN`) and names its kind (`kind`, e.g.
     /// "an object", "a bigint", "NaN").
@@ -60,6 +63,16 @@ impl Given {
                 if text("$js") == "undefined" {
                     return Given::Absent;
                 }
+                if let Some(props) = m.get("props").and_then(Value::as_array) {
+                    let pairs = props
+                        .iter()
+                        .filter_map(|pair| {
+                            let key = pair.get(0)?.as_str()?.to_string();
+                            Some((key, Given::from_json(pair.get(1)?)))
+                        })
+                        .collect();
+                    return Given::Object(pairs, text("shown"));
+                }
                 match m.get("items").and_then(Value::as_array) {
                     Some(items) => {
                         Given::Array(items.iter().map(Given::from_json).collect(), text("shown"))
@@ -86,7 +99,9 @@ impl Given {
             Given::Bool(b) => b.to_string(),
             Given::Num(n) => js_number(*n),
             Given::Str(s) => quote(s),
-            Given::Array(_, shown) | Given::Other { shown, .. } => shown.clone(),
+            Given::Array(_, shown) | Given::Object(_, shown) | Given::Other { shown, .. } => {
+                shown.clone()
+            }
         }
     }
 
@@ -95,6 +110,7 @@ impl Given {
         match self {
             Given::Num(n) => js_number(*n),
             Given::Array(..) => "an array".into(),
+            Given::Object(..) => "an object".into(),
             Given::Other { kind, .. } => kind.clone(),
             other => other.shown(),
         }
@@ -108,6 +124,49 @@ impl Given {
             _ => None,
         }
     }
+}
+
+/// run_command_bg's `limits`: absent or null is none; otherwise an object
+/// of the spec's keys, each a number above 0 (whether they narrow the
+/// host's limits is the start's check).
+fn start_limits(spec: &ToolSpec, p: &Params) -> Result<Option<Value>, Refusal> {
+    let Some(param) = spec.params.iter().find(|q| q.name == "limits") else {
+        return Ok(None);
+    };
+    let pairs = match p.get("limits") {
+        Given::Absent | Given::Null => return Ok(None),
+        Given::Object(pairs, _) => pairs,
+        v => {
+            return Err(invalid(format!(
+                "limits must be an object such as {{ \"memoryBytes\": 536870912 }} (got {})",
+                v.shown()
+            )))
+        }
+    };
+    let known: Vec<&str> = param.properties.iter().map(|q| q.name).collect();
+    let mut out = Map::new();
+    for (key, v) in pairs {
+        if !known.contains(&key.as_str()) {
+            return Err(invalid(format!(
+                "limits takes only {}: remove {}",
+                known.join(", "),
+                quote(key)
+            )));
+        }
+        match v {
+            Given::Absent | Given::Null => {}
+            Given::Num(n) if *n > 0.0 => {
+                out.insert(key.clone(), json!(n));
+            }
+            v => {
+                return Err(invalid(format!(
+                    "limits.{key} must be a number above 0 (got {})",
+                    v.shown()
+                )))
+            }
+        }
+    }
+    Ok(Some(Value::Object(out)))
 }
 
 /// A tool's refusal: its `NLC_*` code and the message, in the engine's
@@ -283,6 +342,9 @@ pub fn normalize(
             }
             if terminal == Some(true) {
                 options.insert("terminal".into(), json!(true));
+            }
+            if let Some(limits) = start_limits(&spec, &p)? {
+                options.insert("limits".into(), limits);
             }
             Ok(json!({ "op": "start", "options": options }))
         }

@@ -45,6 +45,8 @@ pub enum Kind {
     Boolean,
     /// `"array"` of strings (with `choices`: each one of them).
     StringArray,
+    /// `"object"` of the `properties` given, and nothing else.
+    Object,
 }
 
 /// One parameter: everything its schema and its checks need.
@@ -66,6 +68,8 @@ pub struct Param {
     pub min_items: Option<u32>,
     /// What the model reads about it.
     pub description: Option<String>,
+    /// An object's own params (`Kind::Object`).
+    pub properties: Vec<Param>,
 }
 
 impl Param {
@@ -79,6 +83,7 @@ impl Param {
             maximum: None,
             min_items: None,
             description: (!description.is_empty()).then(|| description.to_string()),
+            properties: Vec::new(),
         }
     }
     fn string(name: &'static str, description: &str) -> Param {
@@ -116,8 +121,18 @@ impl Param {
             Kind::Integer => "integer",
             Kind::Boolean => "boolean",
             Kind::StringArray => "array",
+            Kind::Object => "object",
         };
         put("type", Json::str(type_name));
+        if self.kind == Kind::Object {
+            let props: Vec<(&str, Json)> = self
+                .properties
+                .iter()
+                .map(|q| (q.name, q.schema()))
+                .collect();
+            put("properties", Json::obj(props));
+            put("additionalProperties", Json::Bool(false));
+        }
         if self.kind == Kind::StringArray {
             let mut items = vec![("type", Json::str("string"))];
             if !self.choices.is_empty() {
@@ -154,6 +169,7 @@ impl Param {
         match self.kind {
             Kind::Boolean => "true or false".into(),
             Kind::Number => "a number".into(),
+            Kind::Object => "an object".into(),
             Kind::Integer => match (self.minimum, self.maximum) {
                 (Some(lo), Some(hi)) => format!("an integer from {lo} to {hi}"),
                 (lo, _) => format!("an integer ≥ {}", lo.unwrap_or(0.0)),
@@ -302,6 +318,14 @@ Both output streams are kept in full: the status tail is orientation only; the b
                 Param { exclusive_minimum: Some(0.0), ..Param::number("timeoutMs", "A shorter budget than the host's, in milliseconds.") },
                 Param::boolean("stdin", "Give the command an input to write to with command_input (default: none, it reads end of file)."),
                 Param::boolean("terminal", "Run it in a terminal (80x24) for programs that need one (prompts, REPLs, TUIs); its input comes from command_input, its output (escape sequences included) is stdout."),
+                Param {
+                    properties: vec![
+                        Param { exclusive_minimum: Some(0.0), ..Param::number("memoryBytes", "Memory the whole process tree may use, in bytes.") },
+                        Param { exclusive_minimum: Some(0.0), ..Param::number("processes", "Processes the tree may hold at once.") },
+                        Param { exclusive_minimum: Some(0.0), ..Param::number("cpuMs", "CPU time the whole tree may use, in milliseconds.") },
+                    ],
+                    ..Param::new("limits", Kind::Object, "Tighter resource limits than the host's (never wider); a command that goes over is stopped with state killed and limit naming which.")
+                },
             ],
             &["argv"],
         ),
