@@ -506,7 +506,7 @@ impl Record {
                 live.usage.usage().filter(|_| live.state.is_settled()),
                 live.usage.limit(),
                 // Recovered records take counters of their own range.
-                self.seq >= super::recover::BASE,
+                self.seq >= super::ids::RECOVERED_BASE,
             )
         };
         let end = if state.is_settled() {

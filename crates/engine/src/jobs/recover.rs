@@ -19,82 +19,26 @@
 //! hold.
 //!
 //! Recovered records take counters from a range of their own
-//! ([`BASE`]): their ids were spelled by another process, so
-//! [`super::ids`] spells and parses them through the table here.
+//! ([`super::ids::RECOVERED_BASE`]): their ids were spelled by another
+//! process, so [`super::ids`] keeps a table of them.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::AtomicI32;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::fs::{Mode, OFlags};
 use serde_json::Value;
 
+use super::ids;
 use super::manifest;
 use super::record::{BankMode, Link, Live, Record, Refs, Settled, State};
 use super::registry;
 use crate::errors::{EngineError, EngineResult};
 use crate::text::capture::{self, Stream, StreamLog};
 use crate::text::logfile::{self, LogBase};
-
-/// The first counter of a recovered record.
-pub const BASE: u64 = 1 << 62;
-
-/// Recovered ids, by counter − [`BASE`], and counters by id.
-#[derive(Default)]
-struct Table {
-    ids: Vec<Box<str>>,
-    seqs: HashMap<Box<str>, u64>,
-}
-
-static TABLE: std::sync::LazyLock<RwLock<Table>> = std::sync::LazyLock::new(Default::default);
-
-/// Task ids whose recovery was refused, and why.
-static REFUSED: std::sync::LazyLock<Mutex<HashMap<String, String>>> =
-    std::sync::LazyLock::new(Default::default);
-
-/// The id of recovered counter `n`.
-pub fn id_of(n: u64) -> String {
-    let t = TABLE.read().unwrap_or_else(|e| e.into_inner());
-    t.ids
-        .get((n - BASE) as usize)
-        .map_or_else(String::new, |s| s.to_string())
-}
-
-/// The counter of a recovered id.
-pub fn seq_of(id: &str) -> Option<u64> {
-    TABLE
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .seqs
-        .get(id)
-        .copied()
-}
-
-/// Why `id`'s recovery was refused, if it was.
-pub fn refusal(id: &str) -> Option<String> {
-    REFUSED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(id)
-        .cloned()
-}
-
-/// A counter for recovered `id`; `None` when another recovery of this
-/// process took it already.
-fn claim(id: &str) -> Option<u64> {
-    let mut t = TABLE.write().unwrap_or_else(|e| e.into_inner());
-    if t.seqs.contains_key(id) {
-        return None;
-    }
-    let n = BASE + t.ids.len() as u64;
-    t.ids.push(id.into());
-    t.seqs.insert(id.into(), n);
-    Some(n)
-}
 
 /// What `recoverBackgroundCommands` filters on.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -169,19 +113,13 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
     for (name, r) in results {
         match r {
             Ok(Some(rec)) => {
-                REFUSED
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&name);
+                registry::set_refusal(&name, None);
                 registry::insert(rec);
                 count += 1;
             }
             Ok(_) => {}
             Err(why) => {
-                REFUSED
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(name, why);
+                registry::set_refusal(&name, Some(why));
             }
         }
     }
@@ -470,7 +408,7 @@ fn one(
     } else {
         crate::process::Containment::Group
     };
-    let Some(seq) = claim(name) else {
+    let Some(seq) = ids::claim_recovered(name) else {
         return Ok(None);
     };
     let rec = Record {

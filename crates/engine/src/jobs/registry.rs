@@ -116,8 +116,8 @@ pub fn by_id(task_id: &str) -> Option<Arc<Record>> {
 pub fn lookup(host: u32, task_id: &str) -> EngineResult<Arc<Record>> {
     match by_id(task_id) {
         Some(r) if r.host == host => Ok(r),
-        None if super::recover::refusal(task_id).is_some() => Err(EngineError::RecoveryRefused(
-            super::recover::refusal(task_id).unwrap_or_default(),
+        None if refusal(task_id).is_some() => Err(EngineError::RecoveryRefused(
+            refusal(task_id).unwrap_or_default(),
         )),
         _ => Err(EngineError::UnknownTask {
             task_id: task_id.to_string(),
@@ -234,6 +234,24 @@ pub fn choose_session<'a>(
         .find_map(session_candidate)
         .map(str::to_string)
         .unwrap_or_else(|| default_session(host))
+}
+
+/// Task ids whose recovery was refused ([`super::recover`]), and why: such
+/// an id answers `NLC_RECOVERY_REFUSED` instead of "unknown".
+static REFUSED: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Default::default);
+
+/// Why `id`'s recovery was refused, if it was.
+pub fn refusal(id: &str) -> Option<String> {
+    REFUSED.locked().get(id).cloned()
+}
+
+/// Record (`Some`) or clear (`None`) why `id`'s recovery was refused.
+pub fn set_refusal(id: &str, why: Option<String>) {
+    let mut refused = REFUSED.locked();
+    match why {
+        Some(why) => refused.insert(id.to_string(), why),
+        None => refused.remove(id),
+    };
 }
 
 #[cfg(test)]

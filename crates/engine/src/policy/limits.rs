@@ -29,7 +29,7 @@ pub fn validate(input: &LimitsInput, what: &str) -> EngineResult<Limits> {
             .transpose()?,
         cpu_ms: input
             .cpu_ms
-            .map(|v| crate::policy::positive(&format!("{what}.cpuMs"), v))
+            .map(|v| super::numbers::positive(&format!("{what}.cpuMs"), v))
             .transpose()?,
     })
 }

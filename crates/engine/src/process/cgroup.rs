@@ -68,7 +68,16 @@ pub struct Cgroup {
     /// compared with the parent's cgroup's, not the target's).
     killed: std::sync::atomic::AtomicBool,
     /// The resource limits it enforces, when the start set any (SPEC §15).
-    limits: Option<Box<super::limits::Enforced>>,
+    limits: Option<Box<dyn Attached>>,
+}
+
+/// What a start attaches to its cgroup: the resource limits it set
+/// ([`super::limits`], which builds on this module and is reached back
+/// only through this trait).
+pub trait Attached: std::fmt::Debug + Send + Sync + std::any::Any {
+    /// The `cgroup.procs` of the further (v1) directories the child enters
+    /// before its exec.
+    fn v1_procs(&self) -> [Option<BorrowedFd<'_>>; 2];
 }
 
 /// A command's cgroup as the spawn takes it.
@@ -300,12 +309,12 @@ impl Cgroup {
     }
 
     /// Give it the limits the start set ([`super::limits::take`]).
-    pub fn attach_limits(&mut self, l: super::limits::Enforced) {
-        self.limits = Some(Box::new(l));
+    pub fn attach_limits(&mut self, l: Box<dyn Attached>) {
+        self.limits = Some(l);
     }
 
-    /// The limits it enforces.
-    pub fn limits(&self) -> Option<&super::limits::Enforced> {
+    /// The limits it enforces, as attached.
+    pub fn limits(&self) -> Option<&dyn Attached> {
         self.limits.as_deref()
     }
 

@@ -23,7 +23,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::cgroup::Cgroup;
+use super::cgroup::{Attached, Cgroup};
 
 /// A command's limits, validated (each absent one is unlimited).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -211,9 +211,21 @@ impl Drop for Enforced {
     }
 }
 
+impl Attached for Enforced {
+    fn v1_procs(&self) -> [Option<BorrowedFd<'_>>; 2] {
+        self.v1_procs_of()
+    }
+}
+
+/// The limits `c` enforces, if a start attached them.
+fn enforced(c: &Cgroup) -> Option<&Enforced> {
+    let any: &dyn std::any::Any = c.limits()?;
+    any.downcast_ref::<Enforced>()
+}
+
 impl Enforced {
     /// The `cgroup.procs` of its v1 directories, for the child to enter.
-    pub fn v1_procs(&self) -> [Option<BorrowedFd<'_>>; 2] {
+    fn v1_procs_of(&self) -> [Option<BorrowedFd<'_>>; 2] {
         fn of(p: &Option<Place>) -> Option<BorrowedFd<'_>> {
             match p {
                 Some(Place::V1 { procs, .. }) => Some(procs.as_fd()),
@@ -502,7 +514,7 @@ pub fn take(limits: &Limits) -> Result<Option<Cgroup>, Unavailable> {
     let placed = place_all(&c, limits, &mut e);
     // Attached even on failure, so that its v1 directories are removed and
     // the v2 one is never reused with a limit half-written.
-    c.attach_limits(e);
+    c.attach_limits(Box::new(e));
     if let Err(err) = placed {
         c.release();
         return Err(err);
@@ -522,7 +534,7 @@ fn place_all(c: &Cgroup, limits: &Limits, e: &mut Enforced) -> Result<(), Unavai
 
 /// Whether the supervisor must watch `c`'s counters.
 pub fn watched(c: &Cgroup) -> bool {
-    c.limits().is_some_and(|e| !e.limits.is_empty())
+    enforced(c).is_some_and(|e| !e.limits.is_empty())
 }
 
 /// The tree's CPU time in µs (v2 `cpu.stat`).
@@ -539,7 +551,7 @@ fn counters_dir<'a>(c: &'a Cgroup, p: &'a Place) -> BorrowedFd<'a> {
 
 /// The limit `c`'s tree went over, if any.
 pub fn check(c: &Cgroup) -> Option<Kind> {
-    let e = c.limits()?;
+    let e = enforced(c)?;
     if let Some(p) = &e.memory {
         let (file, key) = match p {
             Place::V2 => ("memory.events", "oom_kill"),
@@ -573,7 +585,7 @@ pub fn check(c: &Cgroup) -> Option<Kind> {
 /// What `c`'s tree used.
 pub fn usage(c: &Cgroup) -> Option<Usage> {
     let cpu = cpu_usec(c)?;
-    let peak = c.limits().and_then(|e| {
+    let peak = enforced(c).and_then(|e| {
         let p = e.memory.as_ref()?;
         let file = match p {
             Place::V2 => "memory.peak",
@@ -610,7 +622,7 @@ pub fn describe(k: Kind, limits: &Limits) -> String {
 
 /// The limits `c` enforces.
 pub fn of(c: &Cgroup) -> Option<Limits> {
-    c.limits().map(|e| e.limits)
+    enforced(c).map(|e| e.limits)
 }
 
 #[cfg(test)]
