@@ -263,20 +263,20 @@ export interface NativeStatus {
   recovered?: boolean
 }
 
-/** What a settled command's tree used. */
-export interface NativeUsage {
-  /** CPU time of the whole tree, in ms. */
-  cpuMs: number
-  /** The tree's peak memory in bytes (where a memory cgroup measured it). */
-  peakMemoryBytes?: number
-}
-
 /** What run_command_bg needs of the host's policy. */
 export interface NativeToolPolicy {
   /** The sandbox root. */
   cwdRoot: string
   /** The host's budget, in ms (absent: the default). */
   defaultTimeoutMs?: number
+}
+
+/** What a settled command's tree used. */
+export interface NativeUsage {
+  /** CPU time of the whole tree, in ms. */
+  cpuMs: number
+  /** The tree's peak memory in bytes (where a memory cgroup measured it). */
+  peakMemoryBytes?: number
 }
 
 /** What `awaitBackgroundCommandOutput` resolves to. */
