@@ -578,6 +578,8 @@ export interface RunCommandParams {
   stdin?: boolean
   /** Run it in an 80×24 terminal. @default false */
   terminal?: boolean
+  /** Tighter resource limits than the host's (never wider). @default the policy's */
+  limits?: BackgroundCommandLimits
 }
 /** What `run_command_bg` returns: the handle and the session's counters. */
 export type RunCommandResult = BackgroundCommandHandle & BackgroundCommandCounts

@@ -77,9 +77,16 @@ test('index.d.ts declares each tool\'s params as its spec does (names, optionali
     if (s.type === 'array') return s.items?.enum ? `${s.items.enum.map((v) => `'${v}'`).join(' | ')}[]` : 'string[]'
     return s.type === 'integer' ? 'number' : s.type
   }
+  const objectFields = (name: string) => {
+    const m = new RegExp(`export interface ${name} \\{([^]*?)\\n\\}`).exec(dts)
+    assert.ok(m, `interface ${name} in index.d.ts`)
+    return fields(m[1]).map((f) => [f.name, f.optional, f.type])
+  }
   const declared = (type: string) => {
     const arr = /^(\w+)\[\]$/.exec(type)
     if (arr && /^[A-Z]/.test(arr[1])) return `${alias(arr[1])}[]`
+    // an object param is an interface of its own: its fields are checked below
+    if (/^[A-Z]\w*$/.test(type)) return 'object'
     return type
   }
   const interfaces: Record<string, string> = {
@@ -112,6 +119,11 @@ test('index.d.ts declares each tool\'s params as its spec does (names, optionali
     const got = fields(m[1]).map((f) => [f.name, f.optional, declared(f.type)])
     const want = Object.entries(props).map(([k, s]) => [k, !t.inputSchema.required.includes(k), tsType(s)])
     assert.deepEqual(got, want, `${name} declares ${t.name}'s params as the spec does`)
+    for (const f of fields(m[1]).filter((f) => declared(f.type) === 'object')) {
+      const inner = (props[f.name] as unknown as { properties: Record<string, { type: string }> }).properties
+      const wantInner = Object.entries(inner).map(([k, s]) => [k, true, tsType(s)])
+      assert.deepEqual(objectFields(f.type), wantInner, `${f.type} declares ${t.name}.${f.name} as the spec does`)
+    }
   }
 })
 
