@@ -146,6 +146,13 @@ export interface BackgroundCommandOptions {
    * `xterm-256color` unless `env` names one. @default false
    */
   terminal?: boolean | TerminalSize
+  /**
+   * Resource limits of this command's whole tree: only narrows the policy's
+   * (a value above the policy's is refused with `NLC_INVALID_ARGUMENT`); a
+   * limit that cannot be enforced here is refused with `NLC_LIMIT_UNAVAILABLE`.
+   * See docs/guide/recovery-and-limits.md. @default policy.limits
+   */
+  limits?: BackgroundCommandLimits
 }
 
 /** A terminal's window size, in character cells. */
