@@ -1,0 +1,338 @@
+//! The Windows primitives against the real Windows APIs: run under wine here
+//! (`bash scripts/platforms/run.sh win32-x64`) and natively in the
+//! workflow's Windows job. What wine cannot model is in `native_only.rs`,
+//! which only the native job runs.
+#![cfg(windows)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::windows::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use neurolink_commands_windows::cmdline::{args_line, batch_args};
+use neurolink_commands_windows::dir::HeldDir;
+use neurolink_commands_windows::job::Job;
+use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
+use windows_sys::Win32::System::Threading::{
+    OpenProcess, TerminateProcess, WaitForSingleObject, PROCESS_QUERY_LIMITED_INFORMATION,
+    PROCESS_SYNCHRONIZE, PROCESS_TERMINATE,
+};
+
+const PROBE: &str = env!("CARGO_BIN_EXE_nlc-win-probe");
+
+const HOSTILE: &[&str] = &[
+    "",
+    " ",
+    "a b",
+    "\"",
+    "a\"b",
+    "\\",
+    "a\\",
+    "a\\\\",
+    "a\\\"b",
+    "\\\"",
+    "x\\\\\"",
+    "\\\\server\\share\\",
+    "C:\\Program Files\\",
+    "&|<>^%PATH%!x!",
+    "tab\there",
+    "new\nline",
+    "é中文😀",
+    "trailing space ",
+    "--x=\"y z\"",
+    "\"\"",
+    "a & calc",
+];
+
+/// The probe's output: one `[hex hex …]` line of UTF-16 units per argument.
+fn decode(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| {
+            let units: Vec<u16> = l
+                .trim_matches(['[', ']'])
+                .split(' ')
+                .filter(|h| !h.is_empty())
+                .map(|h| u16::from_str_radix(h, 16).unwrap())
+                .collect();
+            String::from_utf16(&units).unwrap()
+        })
+        .collect()
+}
+
+fn output(cmd: &mut Command) -> String {
+    // Both streams are pipes: node.exe under wine cannot write to the Unix
+    // descriptors the test itself inherited.
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{cmd:?}: {:?} {err}", out.status);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nlc-win-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Whether process `pid` has ended within `ms` (or no longer exists).
+fn gone_within(pid: u32, ms: u32) -> bool {
+    // SAFETY: opening a process by id; the handle is closed below.
+    let h = unsafe {
+        OpenProcess(
+            PROCESS_SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION,
+            0,
+            pid,
+        )
+    };
+    if h.is_null() {
+        return true;
+    }
+    // SAFETY: `h` is an open process handle with SYNCHRONIZE access.
+    let r = unsafe { WaitForSingleObject(h, ms) };
+    // SAFETY: closed once.
+    unsafe { CloseHandle(h) };
+    r == WAIT_OBJECT_0
+}
+
+fn terminate_pid(pid: u32) {
+    // SAFETY: opening a process by id; the handle is closed below.
+    let h = unsafe { OpenProcess(PROCESS_TERMINATE, 0, pid) };
+    if !h.is_null() {
+        // SAFETY: an open handle with terminate access, closed once.
+        unsafe {
+            TerminateProcess(h, 1);
+            CloseHandle(h);
+        }
+    }
+}
+
+fn first_line(r: impl Read) -> String {
+    let mut line = String::new();
+    BufReader::new(r).read_line(&mut line).unwrap();
+    line.trim().to_string()
+}
+
+#[test]
+fn hostile_arguments_round_trip_through_both_windows_parsers() {
+    let line = args_line(HOSTILE, 1).unwrap();
+    for mode in ["argv", "argvw"] {
+        let got = decode(&output(Command::new(PROBE).arg(mode).raw_arg(&line)));
+        assert_eq!(got, HOSTILE, "{mode}: {line}");
+    }
+}
+
+/// Node's `process.argv` (what npm, pnpm and every Node tool read) splits
+/// the same line back exactly. The official `node.exe`: `NLC_WIN_NODE` (the
+/// wine run sets it), else `node.exe` on `PATH` (the native job's).
+#[test]
+fn hostile_arguments_round_trip_through_node() {
+    let dir = scratch("node");
+    let script = dir.join("argv.js");
+    std::fs::write(
+        &script,
+        "for (const a of process.argv.slice(2)) console.log('[' + [...Array(a.length).keys()].map((i) => a.charCodeAt(i).toString(16).padStart(4, '0')).join(' ') + ']')\n",
+    )
+    .unwrap();
+    let node = std::env::var_os("NLC_WIN_NODE").unwrap_or_else(|| "node.exe".into());
+    let line = args_line(HOSTILE, 2).unwrap();
+    let got = decode(&output(Command::new(node).arg(&script).raw_arg(&line)));
+    assert_eq!(got, HOSTILE, "{line}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A batch file that hands its arguments (`%*`) to the probe, as npm.cmd
+/// hands them to node.
+fn echo_script(dir: &Path) -> PathBuf {
+    let script = dir.join("echo args.cmd");
+    std::fs::write(&script, format!("@\"{PROBE}\" argv %*\r\n")).unwrap();
+    script
+}
+
+fn cmd_exe() -> PathBuf {
+    std::env::var_os("ComSpec")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into())
+}
+
+#[test]
+fn batch_arguments_arrive_exactly_and_inject_nothing() {
+    let dir = scratch("batch");
+    let script = echo_script(&dir);
+    let args = [
+        "a & echo INJECTED>marker",
+        "b|echo INJECTED>marker",
+        "^d^",
+        "x<y>z",
+        "(p)",
+        "a,b;c=d",
+        "",
+        "t\\",
+        "sp ace",
+        "&&",
+        "é中",
+    ];
+    let line = batch_args(script.to_str().unwrap(), &args, 1).unwrap();
+    let got = decode(&output(
+        Command::new(cmd_exe()).raw_arg(&line).current_dir(&dir),
+    ));
+    assert_eq!(got, args);
+    assert!(
+        !dir.join("marker").exists(),
+        "cmd.exe ran an injected command"
+    );
+
+    // The control: the same script and argument on a naive command line,
+    // which cmd.exe reads as two commands.
+    let naive = format!(
+        "/d /c \"\"{}\" a & echo INJECTED>marker\"",
+        script.display()
+    );
+    let _ = Command::new(cmd_exe())
+        .raw_arg(naive)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        dir.join("marker").exists(),
+        "the naive line should have run the injected echo"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn batch_arguments_cmd_would_read_are_refused_by_name() {
+    for bad in ["%PATH%", "50%", "\"quoted\" & calc", "a\r\nb"] {
+        let e = batch_args("C:\\x.cmd", &["ok", bad], 1).unwrap_err();
+        assert_eq!((e.index, e.arg.as_str()), (2, bad));
+    }
+}
+
+#[test]
+fn terminating_the_job_ends_the_whole_tree() {
+    let job = Job::new().unwrap();
+    let mut cmd = Command::new(PROBE);
+    cmd.args(["tree", "60000"]).stdout(Stdio::piped());
+    let mut child = job.spawn(&mut cmd).unwrap();
+    let grandchild: u32 = first_line(child.stdout.take().unwrap()).parse().unwrap();
+    assert_eq!(job.active_processes().unwrap(), 2);
+    job.terminate(7).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(7));
+    assert!(
+        gone_within(grandchild, 5000),
+        "grandchild {grandchild} outlived its job"
+    );
+    assert_eq!(job.active_processes().unwrap(), 0);
+}
+
+#[test]
+fn dropping_the_job_ends_the_whole_tree() {
+    let job = Job::new().unwrap();
+    let mut cmd = Command::new(PROBE);
+    cmd.args(["tree", "60000"]).stdout(Stdio::piped());
+    let mut child = job.spawn(&mut cmd).unwrap();
+    let grandchild: u32 = first_line(child.stdout.take().unwrap()).parse().unwrap();
+    drop(job);
+    child.wait().unwrap();
+    assert!(
+        gone_within(grandchild, 5000),
+        "grandchild {grandchild} outlived its job"
+    );
+}
+
+#[test]
+fn a_killed_host_leaves_no_process_of_its_jobs() {
+    let mut host = Command::new(PROBE)
+        .args(["host", "job", "60000"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let grandchild: u32 = first_line(host.stdout.take().unwrap()).parse().unwrap();
+    host.kill().unwrap();
+    host.wait().unwrap();
+    assert!(
+        gone_within(grandchild, 5000),
+        "grandchild {grandchild} outlived its killed host"
+    );
+
+    // The control: started without a job, the same grandchild outlives the
+    // killed host.
+    let mut host = Command::new(PROBE)
+        .args(["host", "nojob", "60000"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let grandchild: u32 = first_line(host.stdout.take().unwrap()).parse().unwrap();
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let survived = !gone_within(grandchild, 500);
+    terminate_pid(grandchild);
+    assert!(
+        survived,
+        "without a job the grandchild should outlive the host"
+    );
+}
+
+#[test]
+fn a_held_directory_cannot_be_renamed_or_removed() {
+    let base = scratch("held");
+    let d = base.join("cwd");
+    std::fs::create_dir(&d).unwrap();
+    let held = HeldDir::open(&d).unwrap();
+    assert!(std::fs::rename(&d, base.join("moved")).is_err());
+    assert!(std::fs::remove_dir(&d).is_err());
+    drop(held);
+    // The control: released, the same rename succeeds.
+    std::fs::rename(&d, base.join("moved")).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+#[test]
+fn the_command_starts_in_the_held_directory() {
+    let base = scratch("start");
+    let held = HeldDir::open(&base).unwrap();
+    let job = Job::new().unwrap();
+    let mut cmd = Command::new(PROBE);
+    cmd.arg("cwd")
+        .current_dir(held.path())
+        .stdout(Stdio::piped());
+    let child = job.spawn(&mut cmd).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        HeldDir::open(Path::new(printed.trim())).unwrap().id(),
+        held.id()
+    );
+    drop(held);
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+#[test]
+fn the_sandbox_refuses_dotdot_and_another_volume() {
+    let base = scratch("sandbox");
+    let root_path = base.join("root");
+    std::fs::create_dir_all(root_path.join("sub")).unwrap();
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    let root = HeldDir::open(&root_path).unwrap();
+    assert!(root.contains(&HeldDir::open(&root_path.join("sub")).unwrap()));
+    assert!(root.contains(&HeldDir::open(&root_path.join("SUB")).unwrap()));
+    assert!(!root.contains(&HeldDir::open(&root_path.join("sub\\..\\..\\outside")).unwrap()));
+    assert!(!root.contains(&HeldDir::open(&root_path.join("..")).unwrap()));
+    // Another drive (wine maps Z: to /, the native runners have D:).
+    let root_drive = root
+        .path()
+        .to_str()
+        .unwrap()
+        .chars()
+        .next()
+        .unwrap()
+        .to_ascii_uppercase();
+    let other = ('C'..='Z')
+        .filter(|d| *d != root_drive)
+        .map(|d| PathBuf::from(format!("{d}:\\")))
+        .find(|p| p.is_dir())
+        .expect("a second volume to test against");
+    assert!(!root.contains(&HeldDir::open(&other).unwrap()), "{other:?}");
+    drop(root);
+    std::fs::remove_dir_all(&base).unwrap();
+}
