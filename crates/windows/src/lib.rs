@@ -1,14 +1,17 @@
 //! Windows process primitives of neurolink-commands (SPEC §14): the exact
 //! command line of an argv ([`cmdline`]), the safe `cmd.exe` line of a
 //! `.cmd`/`.bat` program or the refusal naming the argument, the `PATH` +
-//! `PATHEXT` search ([`search`]), one Job Object per command (`job`) and the
-//! cwd check by a held directory handle (`dir`).
+//! `PATHEXT` search ([`search`]), one Job Object per command (`job`), the
+//! cwd check by a held directory handle (`dir`) and the start of one command
+//! from all of these (`command`).
 //!
 //! [`cmdline`] and [`search`] are plain logic, built and unit-tested on every
-//! host; `job` and `dir` exist on Windows only and are tested there (under
+//! host; `job`, `dir` and `command` exist on Windows only and are tested there (under
 //! wine here, natively in the workflow): `tests/windows.rs`.
 
 pub mod cmdline;
+#[cfg(windows)]
+pub mod command;
 #[cfg(windows)]
 pub mod dir;
 #[cfg(windows)]

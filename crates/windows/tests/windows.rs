@@ -336,3 +336,125 @@ fn the_sandbox_refuses_dotdot_and_another_volume() {
     drop(root);
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+mod start {
+    use super::*;
+    use neurolink_commands_windows::command::{start, Start, StartError};
+
+    fn strings(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Runs `argv` in `dir` with `env`, returning stdout.
+    fn run(
+        argv: &[&str],
+        dir: &Path,
+        env: Option<&[(String, String)]>,
+    ) -> Result<String, StartError> {
+        let held = HeldDir::open(dir).unwrap();
+        let argv = strings(argv);
+        let s = start(&Start {
+            argv: &argv,
+            dir: &held,
+            env,
+            stdin_pipe: false,
+        })?;
+        let out = s.child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{argv:?}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(String::from_utf8(out.stdout).unwrap())
+    }
+
+    /// A directory holding `tool.cmd` (hands `%*` to the probe) and
+    /// `mark.cmd` (leaves ran.txt behind), and the environment whose PATH is it.
+    fn tools(name: &str) -> (PathBuf, Vec<(String, String)>) {
+        let dir = scratch(name);
+        std::fs::write(dir.join("tool.cmd"), format!("@\"{PROBE}\" argv %*\r\n")).unwrap();
+        std::fs::write(dir.join("mark.cmd"), "@echo ran>ran.txt\r\n").unwrap();
+        let env = vec![
+            ("PATH".to_string(), dir.to_str().unwrap().to_string()),
+            ("PATHEXT".to_string(), ".EXE;.CMD".to_string()),
+        ];
+        (dir, env)
+    }
+
+    #[test]
+    fn a_bare_batch_name_is_found_through_path_and_its_arguments_arrive_exactly() {
+        let (dir, env) = tools("start-batch");
+        let args = ["a & echo INJECTED>marker", "x|y", "^", "(1)", "", "t\\"];
+        let mut argv = vec!["tool"];
+        argv.extend(args);
+        assert_eq!(decode(&run(&argv, &dir, Some(&env)).unwrap()), args);
+        assert!(!dir.join("marker").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_batch_argument_cmd_would_read_is_refused_by_name_and_nothing_runs() {
+        let (dir, env) = tools("start-refused");
+        for bad in ["%PATH%", "\"&echo x"] {
+            match run(&["mark", "ok", bad], &dir, Some(&env)) {
+                Err(StartError::Refused(r)) => assert_eq!((r.index, r.arg.as_str()), (2, bad)),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+            assert!(!dir.join("ran.txt").exists(), "{bad:?} ran");
+        }
+        // The control: a safe argument runs the same program.
+        run(&["mark", "ok"], &dir, Some(&env)).unwrap();
+        assert!(dir.join("ran.txt").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_environment_is_replaced_exactly() {
+        let dir = scratch("start-env");
+        let env: Vec<(String, String)> = vec![
+            ("NLC_A".into(), "1".into()),
+            ("NLC_B".into(), "x y=é".into()),
+            ("PATH".into(), "C:\\nowhere".into()),
+        ];
+        // Cargo names the probe by its Unix path when it cross-builds for
+        // wine, whose drive Z: is the Unix root.
+        let probe = match PROBE.strip_prefix('/') {
+            Some(rest) => format!("Z:\\{}", rest.replace('/', "\\")),
+            None => PROBE.to_string(),
+        };
+        let out = run(&[&probe, "env"], &dir, Some(&env)).unwrap();
+        // Wine adds its own WINE* names and SystemDrive/SystemRoot to a
+        // replaced environment (PLATFORMS.md); Windows adds nothing.
+        let got: Vec<&str> = out
+            .lines()
+            .filter(|l| {
+                !l.starts_with("WINE")
+                    && !l.starts_with("SystemDrive=")
+                    && !l.starts_with("SystemRoot=")
+            })
+            .collect();
+        assert_eq!(got, ["NLC_A=1", "NLC_B=x y=é", "PATH=C:\\nowhere"]);
+        // The control: inherited, the host's variables are there.
+        let inherited = run(&[&probe, "env"], &dir, None).unwrap();
+        assert!(inherited.lines().count() > 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_program_found_nowhere_is_not_found_and_the_cwd_is_not_searched() {
+        let (dir, _) = tools("start-missing");
+        let env = vec![("PATH".to_string(), "C:\\nowhere".to_string())];
+        // tool.cmd sits in the command's own directory, which is never searched.
+        match run(&["tool"], &dir, Some(&env)) {
+            Err(StartError::NotFound(p)) => assert_eq!(p, "tool"),
+            other => panic!("{other:?}"),
+        }
+        // The control: named as a path relative to that directory, it runs.
+        assert_eq!(
+            decode(&run(&[".\\tool", "x"], &dir, Some(&env)).unwrap()),
+            ["x"]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -9,6 +9,7 @@
 //!                        job (job) or plainly (nojob), prints the grandchild's
 //!                        pid, then sleeps
 //!   cwd                  prints its working directory
+//!   env                  prints its environment, NAME=value per line, sorted
 
 #[cfg(windows)]
 fn main() {
@@ -85,6 +86,15 @@ fn main() {
             out.flush().unwrap();
             std::thread::sleep(std::time::Duration::from_millis(ms(2)));
             drop(job);
+        }
+        "env" => {
+            let mut vars: Vec<String> = std::env::vars_os()
+                .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+                .collect();
+            vars.sort();
+            for v in vars {
+                writeln!(out, "{v}").unwrap();
+            }
         }
         "cwd" => writeln!(out, "{}", std::env::current_dir().unwrap().display()).unwrap(),
         _ => std::process::exit(2),
