@@ -3,10 +3,11 @@
 //! `.cmd`/`.bat` program or the refusal naming the argument, the `PATH` +
 //! `PATHEXT` search ([`search`]), one Job Object per command (`job`), the
 //! cwd check by a held directory handle (`dir`) and the start of one command
-//! from all of these (`command`).
+//! from all of these (`command`), and the log base under `%TEMP%` with its
+//! ACL check and logs known by volume and file id (`logdir`).
 //!
 //! [`cmdline`] and [`search`] are plain logic, built and unit-tested on every
-//! host; `job`, `dir` and `command` exist on Windows only and are tested there (under
+//! host; `job`, `dir`, `command` and `logdir` exist on Windows only and are tested there (under
 //! wine here, natively in the workflow): `tests/windows.rs`.
 
 pub mod cmdline;
@@ -16,4 +17,6 @@ pub mod command;
 pub mod dir;
 #[cfg(windows)]
 pub mod job;
+#[cfg(windows)]
+pub mod logdir;
 pub mod search;

@@ -458,3 +458,92 @@ mod start {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+mod logs {
+    use super::*;
+    use neurolink_commands_windows::logdir::{create_log, create_trusted, open_log, open_trusted};
+    use std::io::Write;
+    use std::os::windows::ffi::OsStrExt;
+    use windows_sys::Win32::Security::Authorization::{
+        ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
+    };
+    use windows_sys::Win32::Security::{SetFileSecurityW, DACL_SECURITY_INFORMATION};
+
+    /// Replaces the DACL of `path` with the one `sddl` spells.
+    fn set_dacl(path: &Path, sddl: &str) {
+        let s: Vec<u16> = sddl.encode_utf16().chain(Some(0)).collect();
+        let p: Vec<u16> = path.as_os_str().encode_wide().chain(Some(0)).collect();
+        let mut sd = std::ptr::null_mut();
+        // SAFETY: NUL-terminated strings; `sd` is leaked (a test).
+        let ok = unsafe {
+            ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                s.as_ptr(),
+                SDDL_REVISION_1,
+                &mut sd,
+                std::ptr::null_mut(),
+            ) != 0
+                && SetFileSecurityW(p.as_ptr(), DACL_SECURITY_INFORMATION, sd) != 0
+        };
+        assert!(ok, "{sddl}: {}", std::io::Error::last_os_error());
+    }
+
+    #[test]
+    fn a_base_anyone_else_may_access_is_refused_and_the_created_one_is_trusted() {
+        let dir = scratch("logbase");
+        let path = dir.join("base");
+        let base = create_trusted(&path)
+            .unwrap()
+            .expect("a base it created itself is trusted");
+        drop(base);
+        // Everyone (S-1-1-0) granted access: refused, naming whom.
+        set_dacl(&path, "D:P(A;OICI;FA;;;WD)(A;OICI;FA;;;SY)");
+        let why = open_trusted(&path)
+            .unwrap()
+            .err()
+            .expect("a base everyone may access is refused");
+        assert!(why.contains("grants access to S-1-1-0"), "{why}");
+        // The control: at the same path, created again with access for its
+        // owner and SYSTEM only, the base is trusted.
+        std::fs::remove_dir(&path).unwrap();
+        assert!(create_trusted(&path).unwrap().is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn logs_are_created_exclusively_and_known_by_their_identity() {
+        let dir = scratch("logfiles");
+        let base = create_trusted(&dir.join("base")).unwrap().unwrap();
+        let (mut f, id) = create_log(&base, "out.log").unwrap();
+        f.write_all(b"bytes").unwrap();
+        drop(f);
+        assert_eq!(
+            create_log(&base, "out.log").unwrap_err().kind(),
+            std::io::ErrorKind::AlreadyExists
+        );
+        let mut text = String::new();
+        open_log(&base, "out.log", id)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "bytes");
+        // Another file moved into the log's place is refused by identity.
+        let (g, _) = create_log(&base, "other.log").unwrap();
+        drop(g);
+        std::fs::remove_file(base.path.join("out.log")).unwrap();
+        std::fs::rename(base.path.join("other.log"), base.path.join("out.log")).unwrap();
+        let e = open_log(&base, "out.log", id).unwrap_err();
+        assert!(
+            e.to_string().contains("not the log the runner created"),
+            "{e}"
+        );
+        for bad in ["..", "a\\b", "x:stream", ""] {
+            assert_eq!(
+                create_log(&base, bad).unwrap_err().kind(),
+                std::io::ErrorKind::InvalidInput,
+                "{bad:?}"
+            );
+        }
+        drop(base);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
