@@ -9,6 +9,7 @@
 # cannot model them; the workflow's native Windows job runs them):
 # tests/native_only.rs —
 #   sigterm_is_a_console_break_to_the_commands_group  (GenerateConsoleCtrlEvent)
+#   sigterm_ends_a_tree_that_heeds_the_break_before_the_grace  (the same)
 #   a_junction_out_of_the_root_is_outside              (mklink /J)
 #
 # The addon itself (the engine) does not build for Windows yet: see

@@ -10,6 +10,7 @@ use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
 use std::process::{Child, Command};
 use std::ptr::{null, null_mut};
+use std::time::{Duration, Instant};
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::System::Console::{GenerateConsoleCtrlEvent, CTRL_BREAK_EVENT};
@@ -126,6 +127,57 @@ impl Job {
             )
         })?;
         Ok(info.ActiveProcesses)
+    }
+}
+
+/// How the runner stops a command (SPEC §14 "Trees").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// `SIGTERM`: a CTRL_BREAK to the command's process group, then the
+    /// whole job is terminated once `grace` has passed with any process of
+    /// it still running.
+    Term {
+        /// How long the tree may take to end after the break (`killGraceMs`).
+        grace: Duration,
+    },
+    /// `SIGKILL`: the whole job is terminated at once.
+    Kill,
+}
+
+/// How a stop ended the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Every process ended within the grace after the break.
+    ByBreak,
+    /// The job was terminated (at once, or after the grace).
+    Terminated,
+}
+
+impl Job {
+    /// Stops the command whose group `leader` leads and everything else in
+    /// the job, as `how` says; a terminated process exits with `exit_code`.
+    /// A break that cannot be delivered (no shared console) only means the
+    /// grace runs out: the job is terminated either way. Blocks for at most
+    /// the grace (checking every 10 ms whether the job is empty).
+    pub fn stop(&self, leader: u32, how: Stop, exit_code: u32) -> io::Result<Stopped> {
+        if let Stop::Term { grace } = how {
+            if console_break(leader).is_ok() {
+                let deadline = Instant::now() + grace;
+                loop {
+                    if self.active_processes()? == 0 {
+                        return Ok(Stopped::ByBreak);
+                    }
+                    if Instant::now() >= deadline {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            } else {
+                std::thread::sleep(grace);
+            }
+        }
+        self.terminate(exit_code)?;
+        Ok(Stopped::Terminated)
     }
 }
 

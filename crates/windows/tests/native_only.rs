@@ -3,7 +3,7 @@
 //! (`scripts/platforms/run.sh win32-x64`) runs `tests/windows.rs` alone and
 //! names these:
 //!   - CTRL_BREAK to the command's process group (SIGTERM's first step):
-//!     wine's GenerateConsoleCtrlEvent fails in every arrangement;
+//!     wine's GenerateConsoleCtrlEvent fails in every arrangement (two tests);
 //!   - a junction out of the cwd root: wine's `mklink /J` cannot create one.
 #![cfg(windows)]
 
@@ -38,6 +38,25 @@ fn sigterm_is_a_console_break_to_the_commands_group() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(CONTROL_C_EXIT), "{status:?}");
     assert_eq!(job.active_processes().unwrap(), 0);
+}
+
+#[test]
+fn sigterm_ends_a_tree_that_heeds_the_break_before_the_grace() {
+    use neurolink_commands_windows::job::{Stop, Stopped};
+    // SAFETY: no arguments; fails harmlessly when a console is attached already.
+    unsafe { windows_sys::Win32::System::Console::AllocConsole() };
+    let job = Job::new().unwrap();
+    let mut cmd = Command::new(PROBE);
+    cmd.args(["tree", "60000"]).stdout(Stdio::piped());
+    let mut child = job.spawn(&mut cmd).unwrap();
+    let grace = std::time::Duration::from_secs(20);
+    let t = std::time::Instant::now();
+    assert_eq!(
+        job.stop(child.id(), Stop::Term { grace }, 1).unwrap(),
+        Stopped::ByBreak
+    );
+    assert!(t.elapsed() < grace);
+    assert_eq!(child.wait().unwrap().code(), Some(CONTROL_C_EXIT));
 }
 
 #[test]

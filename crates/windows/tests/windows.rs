@@ -241,6 +241,43 @@ fn dropping_the_job_ends_the_whole_tree() {
 }
 
 #[test]
+fn sigkill_terminates_the_whole_job_at_once() {
+    use neurolink_commands_windows::job::{Stop, Stopped};
+    let job = Job::new().unwrap();
+    let mut cmd = Command::new(PROBE);
+    cmd.args(["tree", "60000"]).stdout(Stdio::piped());
+    let mut child = job.spawn(&mut cmd).unwrap();
+    let grandchild: u32 = first_line(child.stdout.take().unwrap()).parse().unwrap();
+    assert_eq!(
+        job.stop(child.id(), Stop::Kill, 1).unwrap(),
+        Stopped::Terminated
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert!(gone_within(grandchild, 5000));
+}
+
+/// The leader ignores CTRL_BREAK (or, under wine, no break arrives): the
+/// job is terminated once the grace has passed, not before.
+#[test]
+fn sigterm_terminates_the_job_after_the_grace() {
+    use neurolink_commands_windows::job::{Stop, Stopped};
+    let job = Job::new().unwrap();
+    let mut cmd = Command::new(PROBE);
+    cmd.args(["nobreak", "60000"]).stdout(Stdio::piped());
+    let mut child = job.spawn(&mut cmd).unwrap();
+    let grandchild: u32 = first_line(child.stdout.take().unwrap()).parse().unwrap();
+    let t = std::time::Instant::now();
+    let grace = std::time::Duration::from_millis(300);
+    assert_eq!(
+        job.stop(child.id(), Stop::Term { grace }, 1).unwrap(),
+        Stopped::Terminated
+    );
+    assert!(t.elapsed() >= grace, "terminated after {:?}", t.elapsed());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert!(gone_within(grandchild, 5000));
+}
+
+#[test]
 fn a_killed_host_leaves_no_process_of_its_jobs() {
     let mut host = Command::new(PROBE)
         .args(["host", "job", "60000"])

@@ -3,6 +3,7 @@
 //!                        as Rust's parser splits the command line
 //!   argvw ARGS...        the same, as CommandLineToArgvW splits it
 //!   sleep MS             sleeps
+//!   nobreak MS           ignores CTRL_BREAK, then does what `tree MS` does
 //!   tree MS              starts `sleep MS` (a child in its own job, if any),
 //!                        prints the child's pid, then waits for it
 //!   host job|nojob MS    the "host": starts `tree MS` inside a kill-on-close
@@ -57,7 +58,15 @@ fn main() {
             }
         }
         "sleep" => std::thread::sleep(std::time::Duration::from_millis(ms(1))),
-        "tree" => {
+        "nobreak" | "tree" => {
+            if mode == "nobreak" {
+                use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
+                unsafe extern "system" fn ignore(_: u32) -> i32 {
+                    1
+                }
+                // SAFETY: a handler that only returns; installed for the process's life.
+                unsafe { SetConsoleCtrlHandler(Some(ignore), 1) };
+            }
             let mut child = Command::new(&me)
                 .arg("sleep")
                 .arg(ms(1).to_string())
