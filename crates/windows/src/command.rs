@@ -103,6 +103,19 @@ pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
             reason: "contains a double quote or NUL, which no Windows program name can",
         }));
     }
+    // `x.cmd::$DATA` names the file x.cmd through its data stream: Windows
+    // would run it as the batch file its name hides. No program name needs
+    // a `:` but a drive's (`C:`).
+    let drive = program.len() >= 2
+        && program.as_bytes()[0].is_ascii_alphabetic()
+        && program.as_bytes()[1] == b':';
+    if program[if drive { 2 } else { 0 }..].contains(':') {
+        return Err(StartError::Refused(Refusal {
+            index: 0,
+            arg: program.clone(),
+            reason: "names an alternate data stream (a ':' after the drive)",
+        }));
+    }
     // A relative path is relative to the command's directory, not the host's.
     let base = s.dir.path();
     let is_file = |p: &Path| base.join(p).is_file();
@@ -114,6 +127,19 @@ pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
     )
     .ok_or_else(|| StartError::NotFound(program.clone()))?;
     let found = base.join(found);
+    // `x.cmd::$DATA` names the file x.cmd through its data stream: Windows
+    // would run it as the batch file its name hides. No program name needs
+    // a stream.
+    if found
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().contains(':'))
+    {
+        return Err(StartError::Refused(Refusal {
+            index: 0,
+            arg: program.clone(),
+            reason: "names an alternate data stream (':' in the file name)",
+        }));
+    }
     let mut cmd;
     let run;
     if is_batch(&found) {

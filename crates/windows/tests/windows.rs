@@ -122,6 +122,37 @@ fn hostile_arguments_round_trip_through_both_windows_parsers() {
     }
 }
 
+/// 300 arguments drawn from the characters the splitting rules care about
+/// (a fixed-seed generator: the same arguments every run), in one start.
+#[test]
+fn generated_arguments_round_trip_exactly() {
+    const ALPHABET: &[char] = &[
+        '\\', '"', ' ', '\t', 'a', '&', '%', '^', '|', '<', '!', 'é', '😀', '\n',
+    ];
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let args: Vec<String> = (0..300)
+        .map(|_| {
+            (0..next(9))
+                .map(|_| ALPHABET[next(ALPHABET.len())])
+                .collect()
+        })
+        .collect();
+    let line = args_line(&args, 1).unwrap();
+    for mode in ["argv", "argvw"] {
+        assert_eq!(
+            decode(&output(Command::new(PROBE).arg(mode).raw_arg(&line))),
+            args,
+            "{mode}"
+        );
+    }
+}
+
 /// Node's `process.argv` (what npm, pnpm and every Node tool read) splits
 /// the same line back exactly. The official `node.exe`: `NLC_WIN_NODE` (the
 /// wine run sets it), else `node.exe` on `PATH` (the native job's).
@@ -443,6 +474,17 @@ mod start {
         // The control: a safe argument runs the same program.
         run(&["mark", "ok"], &dir, Some(&env)).unwrap();
         assert!(dir.join("ran.txt").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_batch_file_named_through_its_data_stream_is_refused() {
+        let (dir, env) = tools("start-ads");
+        match run(&[".\\mark.cmd::$DATA", "x"], &dir, Some(&env)) {
+            Err(StartError::Refused(r)) => assert_eq!(r.index, 0),
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.join("ran.txt").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
