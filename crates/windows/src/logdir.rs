@@ -22,10 +22,10 @@ use windows_sys::Win32::Security::Authorization::{
     SDDL_REVISION_1, SE_FILE_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    EqualSid, GetAce, GetTokenInformation, IsWellKnownSid, TokenUser, WinBuiltinAdministratorsSid,
-    WinLocalSystemSid, ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, DACL_SECURITY_INFORMATION,
-    OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES, TOKEN_QUERY,
-    TOKEN_USER,
+    EqualSid, GetAce, GetTokenInformation, IsWellKnownSid, TokenOwner, TokenUser,
+    WinBuiltinAdministratorsSid, WinLocalSystemSid, ACCESS_ALLOWED_ACE, ACE_HEADER, ACL,
+    DACL_SECURITY_INFORMATION, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
+    SECURITY_ATTRIBUTES, TOKEN_INFORMATION_CLASS, TOKEN_OWNER, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateDirectoryW, CreateFileW, GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION,
@@ -84,6 +84,17 @@ fn id_of(i: &BY_HANDLE_FILE_INFORMATION) -> FileId {
 
 /// This process's user SID, as bytes (a SID is self-contained).
 fn user_sid() -> io::Result<Vec<u8>> {
+    token_sid(TokenUser)
+}
+
+/// The owner this process's new files get: its user, or — for an elevated
+/// administrator's token — the Administrators group.
+fn default_owner_sid() -> io::Result<Vec<u8>> {
+    token_sid(TokenOwner)
+}
+
+/// The SID of this process's token that `class` (TokenUser or TokenOwner) names.
+fn token_sid(class: TOKEN_INFORMATION_CLASS) -> io::Result<Vec<u8>> {
     let mut token: HANDLE = null_mut();
     // SAFETY: the pseudo-handle of this process; the token handle is closed below.
     if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
@@ -95,7 +106,7 @@ fn user_sid() -> io::Result<Vec<u8>> {
     let ok = unsafe {
         GetTokenInformation(
             token,
-            TokenUser,
+            class,
             buf.as_mut_ptr().cast(),
             buf.len() as u32,
             &mut needed,
@@ -107,8 +118,15 @@ fn user_sid() -> io::Result<Vec<u8>> {
     if ok == 0 {
         return Err(err);
     }
-    // SAFETY: the call filled `buf` with a TOKEN_USER whose SID points into `buf`.
-    let sid = unsafe { (*(buf.as_ptr() as *const TOKEN_USER)).User.Sid };
+    // SAFETY: the call filled `buf` with a TOKEN_USER or TOKEN_OWNER whose
+    // SID points into `buf`.
+    let sid = unsafe {
+        if class == TokenUser {
+            (*(buf.as_ptr() as *const TOKEN_USER)).User.Sid
+        } else {
+            (*(buf.as_ptr() as *const TOKEN_OWNER)).Owner
+        }
+    };
     // The SID's length: 8 bytes of header plus 4 per sub-authority (byte 1).
     // SAFETY: `sid` points at a valid SID inside `buf`.
     let len = 8 + 4 * usize::from(unsafe { *(sid as *const u8).add(1) });
@@ -136,9 +154,10 @@ fn sid_string(sid: PSID) -> String {
 }
 
 /// Why the directory behind `h` is not trusted, or `None` when it is: its
-/// owner must be `user`, and every allowing ACE of its DACL must name `user`,
-/// SYSTEM or the Administrators (who can take any file anyway).
-fn distrust(h: HANDLE, user: &[u8]) -> io::Result<Option<String>> {
+/// owner must be `user` or `owner` (the owner this process's own new files
+/// get), and every allowing ACE of its DACL must name `user`, SYSTEM or the
+/// Administrators (who can take any file anyway).
+fn distrust(h: HANDLE, user: &[u8], own: &[u8]) -> io::Result<Option<String>> {
     let mut owner: PSID = null_mut();
     let mut dacl: *mut ACL = null_mut();
     let mut sd: PSECURITY_DESCRIPTOR = null_mut();
@@ -160,9 +179,12 @@ fn distrust(h: HANDLE, user: &[u8]) -> io::Result<Option<String>> {
         return Err(io::Error::from_raw_os_error(rc as i32));
     }
     let user_psid = user.as_ptr() as PSID;
+    let own_psid = own.as_ptr() as PSID;
     let verdict = (|| {
-        // SAFETY: both SIDs are valid for the call.
-        if owner.is_null() || unsafe { EqualSid(owner, user_psid) } == 0 {
+        // SAFETY: all three SIDs are valid for the calls.
+        if owner.is_null()
+            || unsafe { EqualSid(owner, user_psid) == 0 && EqualSid(owner, own_psid) == 0 }
+        {
             let who = if owner.is_null() {
                 "no one".into()
             } else {
@@ -249,7 +271,7 @@ pub fn open_trusted(path: &Path) -> io::Result<Result<LogBase, String>> {
     if i.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY == 0 {
         return Ok(Err("it is not a directory".into()));
     }
-    Ok(match distrust(h, &user_sid()?)? {
+    Ok(match distrust(h, &user_sid()?, &default_owner_sid()?)? {
         None => Ok(base),
         Some(why) => Err(why),
     })
