@@ -489,6 +489,40 @@ mod start {
     }
 
     #[test]
+    fn stdin_is_a_pipe_the_runner_writes_or_reads_nothing() {
+        use std::io::Write;
+        let dir = scratch("start-stdin");
+        let held = HeldDir::open(&dir).unwrap();
+        let probe = windows_path(PROBE);
+        let argv = strings(&[&probe, "cat"]);
+        let mut s = start(&Start {
+            argv: &argv,
+            dir: &held,
+            env: None,
+            stdin_pipe: true,
+        })
+        .unwrap();
+        let mut input = s.child.stdin.take().unwrap();
+        input.write_all("héllo\r\n".as_bytes()).unwrap();
+        drop(input);
+        let out = s.child.wait_with_output().unwrap();
+        assert_eq!(out.stdout, "héllo\r\n".as_bytes());
+        // The control: without a pipe, stdin is NUL and reads nothing.
+        assert_eq!(run(&[&probe, "cat"], &dir, None).unwrap(), "");
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Cargo names the probe by its Unix path when it cross-builds for
+    /// wine, whose drive Z: is the Unix root.
+    fn windows_path(p: &str) -> String {
+        match p.strip_prefix('/') {
+            Some(rest) => format!("Z:\\{}", rest.replace('/', "\\")),
+            None => p.to_string(),
+        }
+    }
+
+    #[test]
     fn the_environment_is_replaced_exactly() {
         let dir = scratch("start-env");
         let env: Vec<(String, String)> = vec![
@@ -496,12 +530,7 @@ mod start {
             ("NLC_B".into(), "x y=é".into()),
             ("PATH".into(), "C:\\nowhere".into()),
         ];
-        // Cargo names the probe by its Unix path when it cross-builds for
-        // wine, whose drive Z: is the Unix root.
-        let probe = match PROBE.strip_prefix('/') {
-            Some(rest) => format!("Z:\\{}", rest.replace('/', "\\")),
-            None => PROBE.to_string(),
-        };
+        let probe = windows_path(PROBE);
         let out = run(&[&probe, "env"], &dir, Some(&env)).unwrap();
         // Wine adds its own WINE* names and SystemDrive/SystemRoot to a
         // replaced environment (PLATFORMS.md); Windows adds nothing.
