@@ -99,6 +99,13 @@ pub fn is_batch(program: &Path) -> bool {
     name.ends_with(".cmd") || name.ends_with(".bat")
 }
 
+/// Whether `cmd.exe` runs in `dir`: it refuses a UNC working directory
+/// (`\\server\share\…`) and silently falls back to the Windows
+/// directory, so a batch program must not be started there.
+pub fn cmd_can_run_in(dir: &Path) -> bool {
+    !dir.to_string_lossy().starts_with("\\\\")
+}
+
 /// The characters no argument of a batch program may hold: `"` would end
 /// `cmd.exe`'s quoting (after which `&`, `|`, `<`, `>`, `^` are syntax
 /// again), `%` starts a variable `cmd.exe` expands even inside quotes, and
@@ -300,6 +307,12 @@ mod tests {
         for p in ["x.exe", "cmd", "x.cmdx", "x.com", "bat"] {
             assert!(!is_batch(Path::new(p)), "{p}");
         }
+    }
+
+    #[test]
+    fn cmd_runs_on_a_drive_but_not_in_a_unc_directory() {
+        assert!(cmd_can_run_in(Path::new("C:\\work\\repo")));
+        assert!(!cmd_can_run_in(Path::new("\\\\server\\share\\repo")));
     }
 
     #[test]

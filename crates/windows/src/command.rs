@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 
 use windows_sys::Win32::System::SystemInformation::GetSystemDirectoryW;
 
-use crate::cmdline::{args_line, batch_args, is_batch, Refusal};
+use crate::cmdline::{args_line, batch_args, cmd_can_run_in, is_batch, Refusal};
 use crate::dir::HeldDir;
 use crate::job::Job;
 use crate::search::find_program;
@@ -143,6 +143,13 @@ pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
     let mut cmd;
     let run;
     if is_batch(&found) {
+        if !cmd_can_run_in(base) {
+            return Err(StartError::Refused(Refusal {
+                index: 0,
+                arg: program.clone(),
+                reason: "is a batch program and the working directory is a UNC path, where cmd.exe would run in the Windows directory instead",
+            }));
+        }
         let script = found
             .to_str()
             .ok_or_else(|| StartError::NotFound(program.clone()))?;
