@@ -4,10 +4,11 @@
 //! `PATHEXT` search ([`search`]), one Job Object per command (`job`), the
 //! cwd check by a held directory handle (`dir`) and the start of one command
 //! from all of these (`command`), and the log base under `%TEMP%` with its
-//! ACL check and logs known by volume and file id (`logdir`).
+//! ACL check and logs known by volume and file id (`logdir`), and a
+//! process's creation time for markers that outlive a pid (`proc`).
 //!
 //! [`cmdline`] and [`search`] are plain logic, built and unit-tested on every
-//! host; `job`, `dir`, `command` and `logdir` exist on Windows only and are tested there (under
+//! host; `job`, `dir`, `command`, `logdir` and `proc` exist on Windows only and are tested there (under
 //! wine here, natively in the workflow): `tests/windows.rs`.
 
 pub mod cmdline;
@@ -19,4 +20,6 @@ pub mod dir;
 pub mod job;
 #[cfg(windows)]
 pub mod logdir;
+#[cfg(windows)]
+pub mod proc;
 pub mod search;

@@ -655,3 +655,21 @@ mod logs {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[test]
+fn a_process_is_known_by_its_creation_time_only_while_it_runs() {
+    use neurolink_commands_windows::proc::start_time;
+    let me = start_time(std::process::id()).expect("this process is running");
+    assert_eq!(start_time(std::process::id()), Some(me));
+    let mut child = Command::new(PROBE)
+        .args(["sleep", "60000"])
+        .spawn()
+        .unwrap();
+    let born = start_time(child.id()).expect("the child is running");
+    assert!(born >= me, "the child was created after this process");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Exited, though `child` still holds its handle (so the pid is not reused yet).
+    assert_eq!(start_time(child.id()), None);
+    drop(child);
+}
