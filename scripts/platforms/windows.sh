@@ -5,7 +5,8 @@
 # CreateProcess, cmd.exe, CommandLineToArgvW, directory-handle and node.exe
 # behaviour, not a model of it.
 #
-# Run here: tests/windows.rs and the crate's unit tests. NOT run here (wine
+# Run here: tests/windows.rs and the crate's unit tests, then the Node suite
+# for Windows (__test__/windows/*.test.mjs) on the official node.exe. NOT run here (wine
 # cannot model them; the workflow's native Windows job runs them):
 # tests/native_only.rs —
 #   sigterm_is_a_console_break_to_the_commands_group  (GenerateConsoleCtrlEvent)
@@ -30,3 +31,15 @@ log "win32-x64: cargo clippy -p neurolink-commands-windows --target $triple"
 cargo clippy -p neurolink-commands-windows --all-targets --target "$triple" -- -D warnings
 log "win32-x64: cargo test under wine (tests/windows.rs and unit tests)"
 cargo test -p neurolink-commands-windows --release --target "$triple" --lib --bins --test windows
+# The Node suites for Windows (__test__/windows/) on the official node.exe.
+# node.exe cannot write to a Unix pipe under wine: its output goes to a file,
+# printed afterwards.
+log "win32-x64: node.exe --test __test__/windows/ under wine"
+out="$(mktemp)"
+files=()
+for f in __test__/windows/*.test.mjs; do files+=("Z:$(realpath "$f" | tr / '\\')"); done
+rc=0
+wine64 "$(node_of win32-x64)" --test "${files[@]}" >"$out" 2>&1 || rc=$?
+cat "$out"
+rm -f "$out"
+exit "$rc"
