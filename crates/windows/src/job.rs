@@ -88,7 +88,8 @@ impl Job {
     /// Starts `cmd` inside this job: created suspended in a new process group
     /// (the target of [`console_break`]), assigned, then resumed. If it
     /// cannot be assigned it is terminated and never runs a single
-    /// instruction of its own.
+    /// instruction of its own. Creation flags set on `cmd` before are
+    /// replaced by these two.
     pub fn spawn(&self, cmd: &mut Command) -> io::Result<Child> {
         cmd.creation_flags(CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP);
         let mut child = cmd.spawn()?;
