@@ -248,6 +248,20 @@ export interface NativeStatus {
   logsRemoved?: boolean
   /** What kernel confinement refused it (absent when nothing was). */
   confinementNotes?: Array<string>
+  /** What its tree used (settled, where measurable). */
+  usage?: NativeUsage
+  /** The resource limit that stopped it. */
+  limit?: 'memory' | 'processes' | 'cpu'
+  /** Recovered from an earlier host process's manifest. */
+  recovered?: boolean
+}
+
+/** What a settled command's tree used. */
+export interface NativeUsage {
+  /** CPU time of the whole tree, in ms. */
+  cpuMs: number
+  /** The tree's peak memory in bytes (where a memory cgroup measured it). */
+  peakMemoryBytes?: number
 }
 
 /** What `awaitBackgroundCommandOutput` resolves to. */
@@ -278,6 +292,12 @@ export declare function readCommandOutput(hostId: number, taskId: unknown, page:
 
 /** What a stream gained since the previous call for that stream. */
 export declare function readNewOutput(hostId: number, taskId: unknown, stream?: unknown | undefined | null): NativeNewOutput
+
+/**
+ * Make the settled commands of ended processes of this user in the current
+ * log base answerable again for `hostId`; resolves with how many.
+ */
+export declare function recoverCommands(hostId: number, options: unknown, tmpdir: string): Promise<number>
 
 /**
  * A new host id whose events go to `listener_id` (the adapter keeps the

@@ -857,6 +857,7 @@ module.exports.pruneLogs = nativeBinding.pruneLogs
 module.exports.readArtifact = nativeBinding.readArtifact
 module.exports.readCommandOutput = nativeBinding.readCommandOutput
 module.exports.readNewOutput = nativeBinding.readNewOutput
+module.exports.recoverCommands = nativeBinding.recoverCommands
 module.exports.registerHost = nativeBinding.registerHost
 module.exports.resizeCommandTerminal = nativeBinding.resizeCommandTerminal
 module.exports.retrieveArtifact = nativeBinding.retrieveArtifact

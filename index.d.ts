@@ -30,10 +30,16 @@ export interface BackgroundCommandPolicy {
   /** Default inputWaitMs of the commands this policy starts (see {@link BackgroundCommandOptions.inputWaitMs}). @default 2000 */
   inputWaitMs?: number
   /**
+   * Resource limits of every command's whole process tree (SPEC §15); a start may only narrow them.
+   * A limit that cannot be enforced for the whole tree here refuses the start (`NLC_LIMIT_UNAVAILABLE`).
+   * See docs/guide/recovery-and-limits.md. @default no limits
+   */
+  limits?: BackgroundCommandLimits
+  /**
    * Kernel confinement (Linux Landlock + seccomp) of every command this policy starts: what it, and
    * everything it starts, can write, read and reach. `false` (or absent) runs commands unconfined, as
    * NeuroLink does. When confinement is asked for and the kernel cannot enforce all of it, starts are
-   * refused (`NLC_CONFINEMENT_UNAVAILABLE`). See docs/confinement.md.
+   * refused (`NLC_CONFINEMENT_UNAVAILABLE`). See docs/guide/confinement.md.
    * @default false
    */
   confine?: Confinement | false
@@ -71,7 +77,7 @@ export interface Confinement {
    * `"full"`: Landlock, seccomp and a namespace sandbox (user, mount, PID and, without network, network
    * namespaces: a read-only view of the system, no daemon sockets, protected git paths, the command as PID 1).
    * `"landlock"`: Landlock and seccomp only, for hosts that refuse user namespaces — weaker: see
-   * docs/confinement.md for its gaps. A start at `"full"` where namespaces are refused fails with
+   * docs/guide/confinement.md for its gaps. A start at `"full"` where namespaces are refused fails with
    * NLC_CONFINEMENT_UNAVAILABLE; nothing falls back silently. Options may not lower the policy's level.
    * @default "full"
    */
@@ -251,6 +257,24 @@ export interface BackgroundCommandStatusBase {
   waitingForInput?: boolean
 }
 
+/** Resource limits of a command's whole process tree (every absent one is unlimited). */
+export interface BackgroundCommandLimits {
+  /** Bytes of memory the tree may use (a cgroup's memory limit; nothing goes to swap past it). */
+  memoryBytes?: number
+  /** Processes the tree may hold at once (the kernel's pids controller: threads count too). */
+  processes?: number
+  /** CPU time the whole tree may use, in ms (watched every 25 ms; it stops within about that). */
+  cpuMs?: number
+}
+
+/** What a settled command's tree used. */
+export interface BackgroundCommandUsage {
+  /** CPU time of the whole tree, in ms (user + system). */
+  cpuMs: number
+  /** The tree's peak memory in bytes; present only where a memory cgroup measured it (a start with `limits.memoryBytes`, or a host whose cgroup v2 subtree has the memory controller). */
+  peakMemoryBytes?: number
+}
+
 /** A command that has not ended: no exit code, no signal, no refs yet. `S` is its state. */
 export interface LiveBackgroundCommandStatusIn<S extends BackgroundCommandLiveState = BackgroundCommandLiveState>
   extends BackgroundCommandStatusBase {
@@ -260,6 +284,9 @@ export interface LiveBackgroundCommandStatusIn<S extends BackgroundCommandLiveSt
   stdout?: undefined
   stderr?: undefined
   logsRemoved?: undefined
+  usage?: undefined
+  limit?: undefined
+  recovered?: undefined
 }
 
 /** A command that has ended: both streams are banked. `S` is its state. */
@@ -281,6 +308,15 @@ export interface SettledBackgroundCommandStatusIn<S extends BackgroundCommandSet
    * artifacts refuses with `NLC_LOGS_REMOVED`, saying when and why.
    */
   logsRemoved?: true
+  /** What its tree used, where measurable (the runner made a cgroup for it: Linux, root or a delegated subtree). */
+  usage?: BackgroundCommandUsage
+  /** The resource limit that stopped it (state `killed`; `error` names the limit and its value). */
+  limit?: 'memory' | 'processes' | 'cpu'
+  /**
+   * `true` for a command of an earlier host process made answerable again by
+   * {@link recoverBackgroundCommands}; absent otherwise.
+   */
+  recovered?: true
 }
 
 /** A live status, one member per state (so `state !== 'queued' && state !== 'running'` narrows). */
@@ -476,8 +512,8 @@ export interface ToolRefusal {
 /**
  * The stable `code` of every Error the API throws or rejects with, and of
  * every tool refusal (SPEC §7): one per kind of refusal. Branch on it, never
- * on the message, which stays free to improve. The README lists each with
- * what it means and the fix.
+ * on the message, which stays free to improve. docs/reference/errors.md lists
+ * each with what it means and the fix.
  * - `NLC_NO_POLICY`: the host has no policy; call `setBackgroundCommandPolicy` first.
  * - `NLC_INVALID_ARGUMENT`: a value of the wrong type, shape or range (including an unknown signal or stream name).
  * - `NLC_SHELL_SYNTAX`: argv[0] looks like a shell line; pass the executable alone and each argument as its own entry.
@@ -494,6 +530,8 @@ export interface ToolRefusal {
  * - `NLC_GIT_FAILED`: a step the git toolset runs before the tool's own git (its configuration listing, `rev-parse`) failed or refused the repository; the message says which and how to fix it.
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
  * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
+ * - `NLC_LIMIT_UNAVAILABLE`: a resource limit was asked for and cannot be enforced for the whole tree here (nothing started); the message names the limit and why.
+ * - `NLC_RECOVERY_REFUSED`: that task id's manifest failed the ownership or identity checks when it was recovered; nothing of it is read.
  * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
  * - `NLC_NATIVE_MISSING`: no native binary loads on this platform (thrown by `require`/`import`); the message names the platform and the package that provides it.
@@ -514,6 +552,8 @@ export type BackgroundCommandErrorCode =
   | 'NLC_GIT_FAILED'
   | 'NLC_HOST_EXITING'
   | 'NLC_CONFINEMENT_UNAVAILABLE'
+  | 'NLC_LIMIT_UNAVAILABLE'
+  | 'NLC_RECOVERY_REFUSED'
   | 'NLC_NOT_RUNNING'
   | 'NLC_INTERNAL'
   | 'NLC_LOGS_REMOVED'
@@ -1076,3 +1116,23 @@ export declare function getLogSettings(): LogSettings
  * long-lived host runs at start-up.
  */
 export declare function pruneBackgroundCommandLogs(options?: PruneLogsOptions): Promise<PruneLogsResult>
+
+/** What {@link recoverBackgroundCommands} recovers. */
+export interface RecoverOptions {
+  /** Only commands of this session. @default every session */
+  sessionId?: string
+  /** Only commands started at or after this epoch time, in ms. @default every start */
+  sinceMs?: number
+}
+
+/**
+ * After a host restart: make the commands of earlier, ended processes of this user in the current
+ * log base (`configureLogs`) answerable again for `host` under their old task ids — status, pages,
+ * search, tails, `readArtifact`, lists and the tools — each marked `recovered: true`. A command whose
+ * host died before it settled is recovered as `killed`, its `error` saying the host process ended,
+ * with every byte its logs hold. Each task directory is checked first (this user's, not writable by
+ * others, its manifest and logs the very files it names); one that fails is never read, and its task id
+ * answers `NLC_RECOVERY_REFUSED`. Recovered commands never count as `finished`. Resolves with how many
+ * were recovered (commands already known to this process are skipped). See docs/guide/recovery-and-limits.md.
+ */
+export declare function recoverBackgroundCommands(host: object, options?: RecoverOptions): Promise<number>

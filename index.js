@@ -19,7 +19,7 @@ const { createExtraTools } = require('./lib/interactive.js')
 // optional one), which is the key order of the object it would otherwise
 // build itself (src/binding/outputs.rs).
 native.setObjectMakers(
-  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, containment, stdinOpen, waitingForInput, logsRemoved, confinementNotes) => {
+  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, containment, stdinOpen, waitingForInput, logsRemoved, confinementNotes, usage, limit, recovered) => {
     const s = { taskId, label, state }
     if (exitCode !== undefined) s.exitCode = exitCode
     if (signal !== undefined) s.signal = signal
@@ -36,6 +36,9 @@ native.setObjectMakers(
     if (waitingForInput !== undefined) s.waitingForInput = waitingForInput
     if (logsRemoved !== undefined) s.logsRemoved = logsRemoved
     if (confinementNotes !== undefined) s.confinementNotes = confinementNotes
+    if (usage !== undefined) s.usage = usage
+    if (limit !== undefined) s.limit = limit
+    if (recovered !== undefined) s.recovered = recovered
     return s
   },
   (taskId, argv, startedAt) => ({ taskId, argv, startedAt }),
@@ -333,7 +336,7 @@ function copyArray(v, max) {
   let len
   try {
     len = v.length
-  } catch (e) {
+  } catch {
     return v
   }
   const copy = []
@@ -380,8 +383,8 @@ function snapshot(obj, fields, arrays) {
   return copy
 }
 
-const POLICY_FIELDS = ['allowedExecutables', 'cwdRoot', 'allowlist', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine', 'inputWaitMs']
-const OPTION_FIELDS = ['cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'label', 'sessionId', 'abortSignal', 'idleTimeoutMs', 'confine', 'stdin', 'terminal', 'inputWaitMs']
+const POLICY_FIELDS = ['allowedExecutables', 'cwdRoot', 'allowlist', 'defaultTimeoutMs', 'maxOutputBytes', 'killGraceMs', 'idleTimeoutMs', 'confine', 'inputWaitMs', 'limits']
+const OPTION_FIELDS = ['cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'label', 'sessionId', 'abortSignal', 'idleTimeoutMs', 'confine', 'stdin', 'terminal', 'inputWaitMs', 'limits']
 const GIT_OPTION_FIELDS = ['repoRoot', 'timeoutMs', 'maxOutputBytes', 'previewChars', 'gitExecutable', 'confine']
 
 /** A policy read once (see `snapshot`). */
@@ -572,6 +575,14 @@ async function pruneBackgroundCommandLogs(options) {
   return native.pruneLogs(options, os.tmpdir())
 }
 
+/**
+ * Make the settled commands of ended host processes of this user (in the current log base)
+ * answerable again for `host` under their old task ids (SPEC §15); resolves with how many.
+ */
+async function recoverBackgroundCommands(host, options) {
+  return native.recoverCommands(hostState(host).id, options, os.tmpdir())
+}
+
 function gitToolsFor(host) {
   const state = hostState(host)
   return createGitTools(
@@ -656,4 +667,5 @@ module.exports = {
   configureLogs,
   getLogSettings,
   pruneBackgroundCommandLogs,
+  recoverBackgroundCommands,
 }

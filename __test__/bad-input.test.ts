@@ -315,7 +315,7 @@ describe('setBackgroundCommandPolicy / startCommandWithPolicy: the policy', () =
     assert.equal((await settle(host, h.taskId)).state, 'exited')
     await rejects('the other executable', () => nc.startBackgroundCommand(host, [other, 'no'], { cwd: '.' }), `Executable "${other}" is not allowed`)
   })
-  test('a policy that can be read field by field but not enumerated (its ownKeys trap throws) is stored whole: each field is read once by name (issue 10), never half-stored', () => {
+  test('a policy that can be read field by field but not enumerated (its ownKeys trap throws) is stored whole: each field is read once by name, never half-stored', () => {
     const host = {}
     const policy = new Proxy({ allowedExecutables: [SH], cwdRoot: root }, {
       ownKeys() {

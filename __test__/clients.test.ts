@@ -255,7 +255,7 @@ export const t = tool({ name: 'x', description: 'x', parameters: s, execute: asy
   }
 })
 
-test('the AI SDK recipe of docs/agent-frameworks.md: a refusal thrown from execute reaches the model as a tool error', async () => {
+test('the AI SDK recipe of docs/guide/agent-frameworks.md: a refusal thrown from execute reaches the model as a tool error', async () => {
   const host = hostWith(ROOT, [SH])
   const status = nc.createBackgroundCommandTools(host).command_status
   const seen: { type: string; value: unknown }[] = []

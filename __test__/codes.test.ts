@@ -99,12 +99,12 @@ const rows: Row[] = [
   },
   {
     code: 'NLC_INVALID_ARGUMENT',
-    what: 'a sparse argv of length 2**32-1 (issue 10)',
+    what: 'a sparse argv of length 2**32-1',
     host: () => nc.startBackgroundCommand(policyHost(), sparse(2 ** 32 - 1), { cwd: '.' }),
   },
   {
     code: 'NLC_INVALID_ARGUMENT',
-    what: 'an allowedExecutables array above 65,536 entries (issue 10)',
+    what: 'an allowedExecutables array above 65,536 entries',
     host: () => nc.setBackgroundCommandPolicy({}, { allowedExecutables: sparse(65537), cwdRoot: ROOT }),
   },
   {
@@ -325,9 +325,13 @@ test('the codes produced are the declared ones, distinct per kind', () => {
     'NLC_NO_POLICY', 'NLC_INVALID_ARGUMENT', 'NLC_SHELL_SYNTAX', 'NLC_NOT_ALLOWED', 'NLC_OUTSIDE_ROOT', 'NLC_VETOED',
     'NLC_UNKNOWN_TASK', 'NLC_LOG_DIR', 'NLC_GIT_NOT_CONFIGURED', 'NLC_CONFINEMENT_UNAVAILABLE', 'NLC_NOT_RUNNING', 'NLC_HOST_EXITING',
   ]) assert.ok(declared.includes(c), `${c} is declared`)
-  // The README lists each declared code.
+  // The error reference has a row (meaning and fix) for each declared code, and the README points to it.
+  const page = readFileSync(join(import.meta.dirname, '..', 'docs', 'reference', 'errors.md'), 'utf8')
+  for (const c of declared) assert.match(page, new RegExp('^\\| `' + c + '` \\| [^|]+ \\| [^|]+ \\|$', 'm'), `docs/reference/errors.md has a row for ${c}`)
+  const listed = [...page.matchAll(/^\| `(NLC_\w+)` \|/gm)].map((m) => m[1]!)
+  assert.deepEqual([...listed].sort(), [...declared].sort(), 'and no row for a code that is not declared')
   const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
-  for (const c of declared) assert.ok(readme.includes('`' + c + '`'), `README lists ${c}`)
+  assert.ok(readme.includes('](docs/reference/errors.md)'), 'the README links the error reference')
 })
 
 test('the binding exports no check* function: each API verb is one native call', () => {

@@ -688,7 +688,7 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
   assert.deepEqual(r.command, [wrapper, ...ran], 'command is the argv that ran')
   assert.deepEqual(r.command.slice(0, 8), [wrapper, ...PREFIX])
   assert.deepEqual(r.command.slice(-6), ['log', '--no-color', '--no-ext-diff', '--no-textconv', '--max-count=2', '--oneline'])
-  // the work tree is pinned right before the tool's args (issue 10)
+  // the work tree is pinned right before the tool's args
   assert.equal(r.command[r.command.length - 7], `--work-tree=${fx.repo}`)
   for (let i = 8; i < r.command.length - 7; i += 2) {
     assert.equal(r.command[i], '-c', `only -c overrides between the prefix and the args: ${r.command.join(' ')}`)
@@ -709,7 +709,7 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
   const want = Object.entries(toolEnv()).map(([k, v]) => `${k}=${v}`).sort()
   assert.deepEqual(env, want)
 
-  // the default executable "git" is resolved once to its absolute path (issue 10)
+  // the default executable "git" is resolved once to its absolute path
   const plain = gitHost(fx.repo)
   const p = result(await plain.executeTool('git_merge_base', { base: 'main', head: 'feature' }))
   const absGit = execFileSync(SH, ['-c', 'command -v git'], { encoding: 'utf8' }).trim()

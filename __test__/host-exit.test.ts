@@ -1,4 +1,4 @@
-// No orphans (SPEC §6, issue 4): a child Node host starts commands, each with
+// No orphans (SPEC §6): a child Node host starts commands, each with
 // a background grandchild (one ignores SIGTERM), and then ends — process.exit,
 // an uncaught exception, an unhandled rejection, SIGTERM, SIGINT, SIGKILL, a
 // SIGKILL of its whole process group. Afterwards nothing it started may be
@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 

@@ -92,6 +92,10 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
       m.waitingForInput,
       undefined,
       undefined,
+      // usage (where a cgroup measured it), limit, recovered
+      m.usage,
+      undefined,
+      undefined,
     ])
     assert.deepEqual(
       calls.ref.map((r) => r.slice(0, 3)),

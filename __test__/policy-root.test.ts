@@ -1,4 +1,4 @@
-// Issue 18 item 4: a relative cwdRoot is resolved once, when the policy is
+// A relative cwdRoot is resolved once, when the policy is
 // set; a later process.chdir does not move the sandbox. A root that does not
 // exist yet is accepted then and refused at each start until it exists.
 // (In a child process: chdir would disturb the other suites.)

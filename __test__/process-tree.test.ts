@@ -1,11 +1,11 @@
-// Whole process trees (SPEC §6, issue 4): every signal the runner sends goes
+// Whole process trees (SPEC §6): every signal the runner sends goes
 // to the command's process group, a grandchild holding the pipes cannot make
 // a command hang, and nothing of the group is left afterwards. Every check
 // reads /proc; every process a test starts carries a unique NLC_MARK in its
 // environment so survivors are found even if they left the group.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
 
 import { alive, groupMembers, hostWith, marked, nc, ours, tempRoot, waitFor } from './helpers.ts'

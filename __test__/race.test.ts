@@ -1,4 +1,4 @@
-// The sandbox check cannot be raced (SPEC §6, issue 4). A separate process
+// The sandbox check cannot be raced (SPEC §6). A separate process
 // keeps swapping a directory under the root with a symlink out of it (to
 // /etc, and — one component higher up — to a directory beside the root)
 // while many commands start there. Every start is either refused or runs

@@ -1,4 +1,4 @@
-// Issue 18 item 3: every hint a tool result carries names a call the model
+// Every hint a tool result carries names a call the model
 // can make with its tools. A "model" that sees only the JSON of tool results
 // reads a ~100 KB git result back page by page, following nothing but the
 // readBackHint, and what it gathers equals the exact output of the command.

@@ -1,10 +1,10 @@
-// Issue 18 item 6: every TypeScript and JavaScript code block of the README is
-// type-checked under --strict against the public types, so the README cannot
+// Every TypeScript and JavaScript code block of the README and of the guide
+// pages is type-checked under --strict against the public types, so they cannot
 // rot. A block preceded by `<!-- fragment -->` is wrapped in an async function
 // (for snippets that are not whole modules); every other block must compile
 // as a module on its own.
 import assert from 'node:assert/strict'
-import { readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
@@ -52,6 +52,14 @@ test('every TypeScript and JavaScript block of the README compiles under tsc --s
   }
 })
 
+test('the README stays a short page for a user: at most 16 KiB', () => {
+  const size = statSync(join(repo, 'README.md')).size
+  assert.ok(size <= 16384, `README.md is ${size} bytes; move detail into docs/ (guide, reference or internals) and link it`)
+  for (const section of ['## Install', '## Quick start', '## Tools', '## Errors', '## Platforms']) {
+    assert.ok(readFileSync(join(repo, 'README.md'), 'utf8').includes(`\n${section}`), `the README has its ${section} section`)
+  }
+})
+
 test('a README block that does not type-check fails the check (control)', async () => {
   const dir = strictProject({ 'bad.mts': "import { startBackgroundCommand } from 'neurolink-commands'\nawait startBackgroundCommand({}, ['x'], { cwdd: '.' })\n" }, 'nlc-readme-bad-')
   try {
@@ -61,8 +69,8 @@ test('a README block that does not type-check fails the check (control)', async 
   }
 })
 
-test('every TypeScript block of docs/agent-frameworks.md compiles under tsc --strict with the SDKs it uses', async () => {
-  const page = readFileSync(join(repo, 'docs', 'agent-frameworks.md'), 'utf8')
+test('every TypeScript block of docs/guide/agent-frameworks.md compiles under tsc --strict with the SDKs it uses', async () => {
+  const page = readFileSync(join(repo, 'docs', 'guide', 'agent-frameworks.md'), 'utf8')
   const found = blocks(page)
   assert.equal(found.filter((b) => b.lang === 'ts').length, 3, 'the AI SDK, the Agents SDK and an MCP client')
   for (const m of page.matchAll(/^```(\S*)$/gm)) assert.ok(['ts', ''].includes(m[1]!), `a ${m[1]} block`)
@@ -73,5 +81,25 @@ test('every TypeScript block of docs/agent-frameworks.md compiles under tsc --st
     await compile(dir, true)
   } finally {
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('every TypeScript and JavaScript block of the guide pages compiles under tsc --strict against the public types', async () => {
+  // agent-frameworks.md has its own check above (it imports the SDKs); neurolink.md quotes NeuroLink's own code.
+  const dir = join(repo, 'docs', 'guide')
+  const names = readdirSync(dir).filter((f) => f.endsWith('.md') && f !== 'agent-frameworks.md' && f !== 'neurolink.md')
+  const files: Record<string, string> = {}
+  for (const name of names) {
+    for (const b of blocks(readFileSync(join(dir, name), 'utf8'))) {
+      const file = `${name.replace(/\.md$/, '')}-line-${b.line}.${b.lang === 'ts' ? 'mts' : 'cjs'}`
+      files[file] = b.fragment ? `export {}\nexport async function fragment(): Promise<void> {\n${b.text}\n}\n` : b.text + '\n'
+    }
+  }
+  assert.ok(Object.keys(files).some((f) => f.startsWith('host-api-')), 'the host API page has its examples')
+  const project = strictProject(files, 'nlc-guide-')
+  try {
+    await compile(project, true)
+  } finally {
+    rmSync(project, { recursive: true, force: true })
   }
 })

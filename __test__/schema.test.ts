@@ -1,4 +1,4 @@
-// Issue 18 items 7-8: each tool's inputSchema and its runtime agree. Examples
+// Each tool's inputSchema and its runtime agree. Examples
 // are first judged by a small JSON Schema validator (the subset the schemas
 // use); every schema-valid one is accepted by the tool, every schema-invalid
 // one is refused in-band with NLC_INVALID_ARGUMENT. Refusals of both tool

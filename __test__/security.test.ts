@@ -1,10 +1,9 @@
-// Issue 10: the holes an attacker finds, each closed as a class and paired
+// The holes an attacker finds, each closed as a class and paired
 // with a control that shows the attack works without the protection.
 // (The log-directory claims are tested with the logs-on-disk work.)
 import assert from 'node:assert/strict'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -141,7 +140,7 @@ async function collect(repoRoot, calls) {
 }
 `
 
-describe('a hostile repository: git reads nothing outside it (item 2)', () => {
+describe('a hostile repository: git reads nothing outside it', () => {
   test('every neutralised key and core.worktree: no secret in any result, preview, error or banked output; a control shows git reads them', async () => {
     const base = fresh('nlc-sec-git-')
     const { repo, outside } = repoWithOutside(base)
@@ -228,7 +227,7 @@ collect(${JSON.stringify(repo)}, ${JSON.stringify(GIT_CALLS)}).then((t) => conso
   })
 })
 
-describe('the git executable is resolved once, to an absolute path (item 3)', () => {
+describe('the git executable is resolved once, to an absolute path', () => {
   test('a git committed in the repository never runs with PATH ":/usr/bin:/bin"; control: a relative lookup would run it', () => {
     const base = fresh('nlc-sec-exe-')
     const { repo } = repoWithOutside(base)
@@ -264,7 +263,7 @@ describe('the git executable is resolved once, to an absolute path (item 3)', ()
   })
 })
 
-describe('sparse arrays never decide an allocation (item 4)', () => {
+describe('sparse arrays never decide an allocation', () => {
   test('argv, allowedExecutables and git args with length 2**32-1 or above the limits are refused with NLC_INVALID_ARGUMENT; the child process survives', () => {
     const root = fresh('nlc-sec-sparse-')
     const r = child(`const nc = require(process.env.NLC_PKG + '/index.js')
@@ -317,7 +316,7 @@ const tryIt = async (name, f) => { try { await f(); codes[name] = 'accepted' } c
   })
 })
 
-describe('kill and kill-all resolve settled, with both refs (item 5)', () => {
+describe('kill and kill-all resolve settled, with both refs', () => {
   test('30 kills with killGraceMs 1 all resolve settled with both refs', async () => {
     const root = fresh('nlc-sec-kill-')
     const host = hostWith(root, [SH], { killGraceMs: 1 })
@@ -362,7 +361,7 @@ describe('kill and kill-all resolve settled, with both refs (item 5)', () => {
   })
 })
 
-describe('the cwd check compares identities (item 6)', () => {
+describe('the cwd check compares identities', () => {
   test('a cwd in another mount namespace through /proc/<pid>/root is refused; the same path in ours is accepted', async () => {
     const root = fresh('nlc-sec-ns-')
     mkdirSync(join(root, 'inner'))
@@ -400,7 +399,7 @@ describe('the cwd check compares identities (item 6)', () => {
   })
 })
 
-describe('the policy and options are read exactly once per call (item 7)', () => {
+describe('the policy and options are read exactly once per call', () => {
   /** A Proxy over `target` that counts the reads of each property. */
   function counted<T extends object>(target: T): { proxy: T; reads: Map<string, number> } {
     const reads = new Map<string, number>()

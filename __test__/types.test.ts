@@ -1,4 +1,4 @@
-// Issue 18 items 1-2: a strict TypeScript host written against the public
+// A strict TypeScript host written against the public
 // types only — no cast, no non-null assertion — reads every tool's result
 // (the four command tools and the six git tools) and a settled status, then
 // runs, so the types and the runtime are shown to agree.

@@ -86,7 +86,9 @@ describe('pages of a settled stream', () => {
         const { text, pages } = await readPages(host, id, stream, limit)
         assert.equal(pages[0]!.totalSize, expected.length, `totalSize with limit ${limit}`)
         assert.equal(pages.length, Math.ceil(expected.length / limit))
-        pages.forEach((p, i) => assert.equal(p.content, expected.slice(i * limit, i * limit + limit), `page ${i} of ${limit}`))
+        pages.forEach((p, i) => {
+          assert.equal(p.content, expected.slice(i * limit, i * limit + limit), `page ${i} of ${limit}`)
+        })
         assert.ok(text === expected, `pages of ${limit} reassemble exactly`)
       }
 

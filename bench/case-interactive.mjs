@@ -1,4 +1,4 @@
-// Interactive commands (issue 13), measured side by side in one run:
+// Interactive commands, measured side by side in one run:
 //   a. input throughput — 256 MiB written to `cat` through
 //      writeBackgroundCommandInput (cat's output captured in stdout.log as
 //      usual), against the limit: a shell piping the same bytes into cat

@@ -1,5 +1,5 @@
 // The baseline of the benchmark: the algorithm NeuroLink's background-command
-// runner uses today, written in plain JS from issue 5's description, with the
+// runner uses today, written in plain JS from its description, with the
 // same API shape as neurolink-commands (start / await / readOutput / status /
 // kill) as far as the benchmark cases need it.
 //

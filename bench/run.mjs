@@ -1,11 +1,11 @@
-// `pnpm run bench`: issue 5's six cases, each measured side by side in one
+// `pnpm run bench`: the six cases, each measured side by side in one
 // run — the JS reference runner (bench/reference-runner.mjs), execa where the
 // case applies, ours, and the machine's limit (the same producer with no
 // runner in between). Every measurement runs in a child process of its own
 // (or one per heap size), so heaps, threads and allocators do not mix.
 //
 // Prints the table, and writes bench/results/latest.json, latest.svg and
-// latest.md (the table the README includes).
+// latest.md (the table docs/benchmarks.md includes).
 //
 //   node bench/run.mjs              the full run
 //   node bench/run.mjs --only 3,5   some cases, results not written
@@ -51,6 +51,9 @@ const SIZES = previous?.sizes ?? {
   waitTicks: 40,
   waitRounds: 3,
   searchReps: 9,
+  manifestCommands: 300,
+  manifestRounds: 5,
+  recoverCommands: 10_000,
 }
 
 // ---- scratch: every runner's logs go under one fresh directory -------------
@@ -70,10 +73,10 @@ function fsType(dir) {
   }
 }
 
-function child(script, scriptArgs = [], nodeFlags = []) {
+function child(script, scriptArgs = [], nodeFlags = [], extraEnv = {}) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [...nodeFlags, path.join(HERE, script), ...scriptArgs], {
-      env: childEnv,
+      env: { ...childEnv, ...extraEnv },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let out = ''
@@ -217,7 +220,7 @@ if (want(6)) {
   }
 }
 
-// ---- 6c. whole-process RSS per settled command (issue 17's protocol) ---------
+// ---- 6c. whole-process RSS per settled command (the protocol of docs/benchmarks.md) ---
 // A fresh `node --expose-gc` with V8 at its defaults, commands one after
 // another; the floor is the same loop with no command in it. The runners
 // alternate, repeated, and the medians are reported.
@@ -260,6 +263,24 @@ if (want(8) && SIZES.waitTicks) {
     '--reps',
     String(SIZES.searchReps),
   ])
+}
+
+// ---- 9. recovery ----------------------------------------------------------------
+if (want(9) && SIZES.recoverCommands) {
+  step('case 9: start → settle with and without manifests; recovering 10,000 settled commands')
+  const cost = { on: [], off: [] }
+  for (let r = 0; r < SIZES.manifestRounds; r++) {
+    // Alternating, so the machine's load falls on both alike.
+    for (const m of r % 2 ? ['off', 'on'] : ['on', 'off']) {
+      const res = await child('case-recovery.mjs', ['--mode', 'cost', '--n', String(SIZES.manifestCommands)], [], m === 'off' ? { NEUROLINK_COMMANDS_BENCH_NO_MANIFEST: '1' } : {})
+      cost[m].push((res.ms / res.n) * 1000)
+    }
+  }
+  const dir = fs.mkdtempSync(path.join(scratch, 'recover-'))
+  await child('case-recovery.mjs', ['--mode', 'make', '--n', String(SIZES.recoverCommands), '--dir', dir])
+  const rec = await child('case-recovery.mjs', ['--mode', 'recover', '--n', String(SIZES.recoverCommands), '--dir', dir])
+  fs.rmSync(dir, { recursive: true, force: true })
+  raw.recovery = { withUs: cost.on, withoutUs: cost.off, recoverMs: rec.ms, recovered: rec.n }
 }
 
 const totalS = previous?.totalSeconds ?? (performance.now() - T0) / 1000
@@ -617,6 +638,37 @@ if (raw.waits) {
   }
 }
 
+if (raw.recovery) {
+  const r = raw.recovery
+  const on = median(r.withUs)
+  const off = median(r.withoutUs)
+  rows.push({
+    id: '9a',
+    short: '9a start → settle, manifests',
+    chart: false,
+    case: `Recovery: one command (\`true\`) started and awaited, one after another, with the task manifest written (ours) and without it (limit column), median of ${r.withUs.length} alternating rounds of ${SIZES.manifestCommands}, µs per command`,
+    unit: 'µs',
+    better: 'lower',
+    ours: on,
+    limit: off,
+    ratio: `with/without ${(on / off).toFixed(3)}×`,
+    goal: 'with ≤ 1.05× without (within the noise)',
+    met: on <= off * 1.05,
+  })
+  rows.push({
+    id: '9b',
+    short: '9b recover 10,000',
+    chart: false,
+    case: `Recovery: recoverBackgroundCommands in a fresh process over ${fmt(r.recovered, 0)} settled commands of an ended one (every directory checked, every manifest and log read), ms`,
+    unit: 'ms',
+    better: 'lower',
+    ours: r.recoverMs,
+    ratio: `${fmt((r.recoverMs * 1000) / r.recovered, 0)} µs per command`,
+    goal: 'well under 1000 ms',
+    met: r.recoverMs < 500,
+  })
+}
+
 // ---- print --------------------------------------------------------------------
 const cell = (r, k) => (r[k] === undefined ? '—' : fmt(r[k], r.unit === 'threads' ? 0 : Math.abs(r[k]) >= 100 ? 0 : 2))
 const metText = (r) => (r.met === undefined ? '' : r.met ? 'met' : 'NOT met')
@@ -732,7 +784,7 @@ md.push(
 )
 md.push('')
 md.push(`| ${header.join(' | ')} |`)
-md.push(`|${header.map((h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
+md.push(`|${header.map((_h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
 for (const t of tableRows) md.push(`| ${t.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`)
 md.push('')
 md.push('reference = bench/reference-runner.mjs (the JS algorithm NeuroLink uses today); execa = execa 9 with each stream piped to its log file; limit = the same producer with no runner in between (a shell writing straight to the files), or one plain `readFileSync` for paging.')
@@ -743,7 +795,7 @@ md.push('![benchmark chart](latest.svg)')
 fs.writeFileSync(path.join(RESULTS, 'latest.md'), `${md.join('\n')}\n`)
 console.log(`\nWrote ${path.relative(process.cwd(), RESULTS)}/latest.{json,svg,md}`)
 
-function roundNumbers(key, value) {
+function roundNumbers(_key, value) {
   return typeof value === 'number' && !Number.isInteger(value) ? +value.toPrecision(5) : value
 }
 

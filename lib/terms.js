@@ -155,6 +155,7 @@ const HOST_FUNCTIONS = [
   'configureGitTools',
   'configureLogs',
   'pruneBackgroundCommandLogs',
+  'recoverBackgroundCommands',
   'retrieveArtifact',
   'readArtifact',
 ]

@@ -182,6 +182,16 @@ function createBackgroundCommandTools(host, api, sessionOf) {
           type: 'boolean',
           description: 'Run it in a terminal (80x24) for programs that need one (prompts, REPLs, TUIs); its input comes from command_input, its output (escape sequences included) is stdout.',
         },
+        limits: {
+          type: 'object',
+          properties: {
+            memoryBytes: { type: 'number', exclusiveMinimum: 0, description: 'Memory the whole process tree may use, in bytes.' },
+            processes: { type: 'number', exclusiveMinimum: 0, description: 'Processes the tree may hold at once.' },
+            cpuMs: { type: 'number', exclusiveMinimum: 0, description: 'CPU time the whole tree may use, in milliseconds.' },
+          },
+          additionalProperties: false,
+          description: "Tighter resource limits than the host's (never wider); a command that goes over is stopped with state killed and limit naming which.",
+        },
       },
       required: ['argv'],
       additionalProperties: false,
@@ -206,6 +216,7 @@ function createBackgroundCommandTools(host, api, sessionOf) {
       }
       if (params.stdin === true) options.stdin = 'pipe'
       if (params.terminal === true) options.terminal = true
+      if (params.limits !== undefined && params.limits !== null) options.limits = params.limits
       const handle = await api.startBackgroundCommand(host, params.argv, options)
       return { ...handle, ...counters(ctx) }
     },

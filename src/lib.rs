@@ -14,7 +14,7 @@ use binding::outputs::*;
 use engine::commands::{self, StartContext};
 use engine::errors::{EngineError, EngineResult};
 use engine::record::{BankMode, KillReason, Record};
-use engine::{bank, gitrun, registry, runtime};
+use engine::{bank, registry, runtime};
 use napi::bindgen_prelude::{
     FnArgs, Function, JsObjectValue, JsValue, PromiseRaw, ToNapiValue, Unknown,
 };
@@ -446,45 +446,6 @@ pub fn terminate_all() {
     commands::exit_cleanup();
 }
 
-/// A page read on libuv's thread pool: one hop there and one back to the JS
-/// thread (paging forward through a log is a loop of these).
-pub struct ReadPage {
-    rec: Arc<Record>,
-    stream: engine::capture::Stream,
-    window: engine::paging::Window,
-}
-
-impl napi::Task for ReadPage {
-    type Output = EngineResult<NativePage>;
-    type JsValue = NativePage;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        let (rec, s) = (&self.rec, self.stream);
-        Ok(commands::read_record_output(rec, s, self.window)
-            .map(|p| NativePage::new(&rec.task_id(), s.name(), p)))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativePage> {
-        output.map_err(|e| rejection(&env, js_err(e)))
-    }
-}
-
-/// One page of a stream (`page` is `{ stream, offset?, limit? }`).
-#[napi(ts_return_type = "Promise<NativePage>")]
-pub fn read_command_output(
-    host_id: u32,
-    task_id: Unknown,
-    page: Unknown,
-) -> napi::Result<napi::bindgen_prelude::AsyncTask<ReadPage>, Code> {
-    let rec = task(host_id, &task_id)?;
-    let (stream, window) = inputs::page_request(&page).map_err(js_err)?;
-    Ok(napi::bindgen_prelude::AsyncTask::new(ReadPage {
-        rec,
-        stream,
-        window,
-    }))
-}
-
 /// Counters of a host's session, chosen by the session rule: `session_id`
 /// (trimmed; empty or `fallback-<n>` counts as absent), then
 /// `context_session` (the host's resolver or tool context), then the host's
@@ -583,210 +544,19 @@ pub fn log_text(
     promise(env, blocking(move || bank::log_text(&task_id, s)))
 }
 
-/// The host bank's answer for both streams: each a value the bank resolved
-/// to, or the reason it failed.
-#[napi]
-pub fn complete_banking(
-    task_id: String,
-    stdout: Unknown,
-    stdout_error: Option<String>,
-    stderr: Unknown,
-    stderr_error: Option<String>,
-) -> bool {
-    let outcomes = [
-        inputs::bank_outcome(&stdout, stdout_error),
-        inputs::bank_outcome(&stderr, stderr_error),
-    ];
-    bank::complete_banking(&task_id, outcomes)
-}
-
-/// What a host bank call needs: `[label, sessionId, hostId]`.
-#[napi]
-pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32), Code> {
-    let rec = registry::by_id(&task_id).ok_or_else(|| {
-        js_err(EngineError::Other(format!(
-            "No background command \"{task_id}\""
-        )))
-    })?;
-    Ok((rec.label(), rec.session.to_string(), rec.host))
-}
-
-/// An `artifactId` argument as a string.
-fn artifact_id(v: &Unknown) -> napi::Result<String, Code> {
-    if kind(v) == ValueType::String {
-        convert::as_string(v, "artifactId").map_err(js_err)
-    } else {
-        Err(js_err(EngineError::BadInput(format!(
-            "artifactId must be a string (got {})",
-            describe(v)
-        ))))
-    }
-}
-
-/// The whole text of a built-in artifact.
-#[napi(ts_return_type = "Promise<string>")]
-pub fn read_artifact<'e>(
-    env: &'e Env,
-    artifact_id: Unknown,
-) -> napi::Result<PromiseRaw<'e, String>, Code> {
-    let id = self::artifact_id(&artifact_id)?;
-    promise(env, blocking(move || bank::read_artifact(&id)))
-}
-
-/// One page of a built-in artifact (`window` is `{ offset?, limit? }`);
-/// with `host_id`, only of that host's commands (the `command_output` tool).
-#[napi(ts_return_type = "Promise<NativeArtifactPage>")]
-pub fn retrieve_artifact<'e>(
-    env: &'e Env,
-    artifact_id: Unknown,
-    window: Unknown,
-    host_id: Option<u32>,
-) -> napi::Result<PromiseRaw<'e, NativeArtifactPage>, Code> {
-    let id = self::artifact_id(&artifact_id)?;
-    let w = inputs::window_request(&window, "options").map_err(js_err)?;
-    promise(
-        env,
-        blocking(move || {
-            bank::retrieve_artifact(&id, w, host_id).map(|p| NativeArtifactPage {
-                artifact_id: id,
-                offset: p.offset as f64,
-                limit: p.limit as f64,
-                total_size: p.total_size as f64,
-                has_more: p.has_more,
-                content: p.content.into(),
-            })
-        }),
-    )
-}
-
-/// Validate and store a host's git settings.
-#[napi]
-pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSettings, Code> {
-    let input = inputs::git_options(&options).map_err(js_err)?;
-    gitrun::configure(host_id, input)
-        .map(Into::into)
-        .map_err(js_err)
-}
-
-/// Run git with the hardened prefix, the replaced environment and the
-/// host's git settings; resolves once it settled. In order: the host must
-/// have configured git, `args` must be strings without NUL, `session_id`
-/// a string when given; the session follows the session rule (the
-/// given id, then `context_session`, then the host's default).
-#[napi(ts_return_type = "Promise<NativeGitResult>")]
-#[allow(clippy::too_many_arguments)]
-pub fn run_git<'e>(
-    env: &'e Env,
-    host_id: u32,
-    args: Unknown,
-    session_id: Option<Unknown>,
-    context_session: Option<String>,
-    tmpdir: String,
-    host_banks: bool,
-) -> napi::Result<PromiseRaw<'e, NativeGitResult>, Code> {
-    gitrun::settings(host_id).map_err(js_err)?;
-    let args = convert::string_array(
-        &args,
-        "args",
-        "[\"log\", \"--oneline\"]",
-        convert::MAX_LIST_ENTRIES,
-    )
-    .map_err(js_err)?;
-    if let Some(i) = args.iter().position(|s| s.contains('\0')) {
-        return Err(js_err(EngineError::BadInput(format!(
-            "args[{i}] contains a NUL character: remove it"
-        ))));
-    }
-    let session = match session_id.filter(|s| kind(s) != ValueType::Undefined) {
-        Some(v) if kind(&v) == ValueType::String => {
-            Some(convert::as_string(&v, "sessionId").map_err(js_err)?)
-        }
-        Some(v) => {
-            return Err(js_err(EngineError::BadInput(format!(
-                "sessionId must be a string (got {})",
-                describe(&v)
-            ))))
-        }
-        None => None,
-    };
-    let session = Some(registry::choose_session(
-        host_id,
-        [session.as_deref(), context_session.as_deref()],
-    ));
-    let bank = if host_banks {
-        BankMode::Host
-    } else {
-        BankMode::BuiltIn
-    };
-    promise(env, async move {
-        gitrun::run(host_id, args, session, PathBuf::from(tmpdir), bank)
-            .await
-            .map(Into::into)
-    })
-}
-
-/// Build a git tool's args from a model's params (values, never flags).
-#[napi]
-pub fn git_tool_args(
-    host_id: u32,
-    tool: String,
-    params: Unknown,
-) -> napi::Result<Vec<String>, Code> {
-    let settings = gitrun::settings(host_id).map_err(js_err)?;
-    let tool_kind = engine::git::GitTool::from_name(&tool)
-        .ok_or_else(|| js_err(EngineError::BadInput(format!("Unknown git tool {tool:?}"))))?;
-    let value = if absent(&params) {
-        serde_json::Value::Object(Default::default())
-    } else {
-        convert::as_object(&params, "params").map_err(js_err)?;
-        convert::json(&params, "params").map_err(js_err)?
-    };
-    engine::git::tool_args(tool_kind, &value, &settings.repo_root)
-        .map_err(|e| js_err(EngineError::BadInput(e.to_string())))
-}
-
+// Output reads, artifacts and git: their napi functions live in
+// binding/{output,artifacts,git}.rs; exported here so they count as the
+// crate's API.
+pub use binding::artifacts::{bank_request, complete_banking, read_artifact, retrieve_artifact};
+pub use binding::git::{configure_git, git_tool_args, run_git};
+pub use binding::output::{await_output, read_command_output, search_output, ReadPage};
 // Kernel confinement (SPEC §8): `confinementSupport()` lives with its
 // option parsing in binding/confine.rs.
 pub use binding::confine::{confinement_support, NativeConfinementSupport};
+pub use binding::recover::recover_commands;
 // Interactive commands (SPEC §9): their napi functions live in
 // `binding/input.rs`; exported here so they count as the crate's API.
 pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};
-/// Wait for a pattern in a command's output (`opts` is `{ pattern, regex?,
-/// stream?, from?, timeoutMs? }`); matching runs in the engine as output
-/// arrives.
-#[napi(ts_return_type = "Promise<NativeWaitResult>")]
-pub fn await_output<'e>(
-    env: &'e Env,
-    host_id: u32,
-    task_id: Unknown,
-    opts: Unknown,
-) -> napi::Result<PromiseRaw<'e, NativeWaitResult>, Code> {
-    let rec = task(host_id, &task_id)?;
-    let req = inputs::wait_request(&opts).map_err(js_err)?;
-    promise(env, async move {
-        engine::jobs::waits::await_output(rec, req)
-            .await
-            .map(Into::into)
-    })
-}
-
-/// Search a stream's log for lines holding a pattern (`opts` is `{ pattern,
-/// regex?, stream?, from?, maxMatches? }`), streaming the file.
-#[napi(ts_return_type = "Promise<NativeSearchResult>")]
-pub fn search_output<'e>(
-    env: &'e Env,
-    host_id: u32,
-    task_id: Unknown,
-    opts: Unknown,
-) -> napi::Result<PromiseRaw<'e, NativeSearchResult>, Code> {
-    let rec = task(host_id, &task_id)?;
-    let (pat, s, from, max) = inputs::search_request(&opts).map_err(js_err)?;
-    promise(
-        env,
-        blocking(move || engine::jobs::waits::search(&rec, s, &pat, from, max).map(Into::into)),
-    )
-}
-
 /// The status of a command that just settled (or began waiting for input),
 /// for the host's listeners (it does not mark the command looked at).
 #[napi]

@@ -1,6 +1,6 @@
 // Load: 500 commands started at once, a seeded random mix of fast exits, big
 // outputs hitting the cap, timeouts, kills and grandchildren. Run by
-// `pnpm run test:stress` (not by the main suite); see docs/hardening.md for
+// `pnpm run test:stress` (not by the main suite); see docs/internals/hardening.md for
 // how long it takes. Reproduce a run with LOAD_SEED=<seed> (printed as a
 // diagnostic).
 //

@@ -389,6 +389,16 @@ export async function main(argv = process.argv.slice(2)) {
     throw e
   }
 
+  // Logs kept across restarts: the ids an earlier server handed out answer
+  // again (SPEC §15).
+  if (process.env.NEUROLINK_COMMANDS_MCP_KEEP_LOGS === '1' && typeof nc.recoverBackgroundCommands === 'function') {
+    try {
+      const n = await nc.recoverBackgroundCommands(runtime.host)
+      if (n > 0) process.stderr.write(`neurolink-commands-mcp: recovered ${n} commands of earlier runs\n`)
+    } catch (e) {
+      process.stderr.write(`neurolink-commands-mcp: recovering earlier commands failed: ${messageOf(e)}\n`)
+    }
+  }
   const server = createServer(runtime)
   const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES })
   server.onerror = (e) => process.stderr.write(`neurolink-commands-mcp: ${messageOf(e)}\n`)

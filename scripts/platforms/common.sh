@@ -20,7 +20,7 @@ LINUX_EXTRA=(linux-arm64-gnu linux-x64-musl linux-arm64-musl)
 DARWIN=(darwin-x64 darwin-arm64)
 # Windows x64: the gnu (mingw-w64) build of the Windows crate, tested under
 # wine with the official node.exe (the addon has no Windows build yet:
-# docs/windows.md).
+# docs/guide/windows.md).
 WINDOWS=(win32-x64)
 
 triple_of() {

@@ -14,7 +14,7 @@
 #   a_junction_out_of_the_root_is_outside              (mklink /J)
 #
 # The addon itself (the engine) does not build for Windows yet: see
-# docs/windows.md for what is ported and what is not.
+# docs/guide/windows.md for what is ported and what is not.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$REPO"

@@ -59,10 +59,8 @@ pub unsafe fn register(env: sys::napi_env, given: [sys::napi_value; 3]) -> napi:
     let mut kind = 0;
     // SAFETY: `env` and the value are live values of this call (the
     // caller's contract); `kind` is a valid out-place.
-    check(
-        unsafe { sys::napi_typeof(env, given[0], &mut kind) },
-        "typeof",
-    )?;
+    let status = unsafe { sys::napi_typeof(env, given[0], &mut kind) };
+    check(status, "typeof")?;
     if kind == sys::ValueType::napi_null {
         MAKERS.with(|m| *m.borrow_mut() = None);
         return Ok(());
@@ -79,10 +77,8 @@ pub unsafe fn register(env: sys::napi_env, given: [sys::napi_value; 3]) -> napi:
         }
         // SAFETY: as above; the reference keeps `f` alive for the life of
         // the environment (Node frees it when the environment ends).
-        check(
-            unsafe { sys::napi_create_reference(env, f, 1, slot) },
-            "cannot hold the object maker",
-        )?;
+        let status = unsafe { sys::napi_create_reference(env, f, 1, slot) };
+        check(status, "cannot hold the object maker")?;
     }
     MAKERS.with(|m| *m.borrow_mut() = Some(Registered { env, makers }));
     Ok(())
@@ -136,18 +132,14 @@ pub unsafe fn make<const N: usize>(
         unsafe { sys::napi_get_and_clear_last_exception(env, &mut pending) };
     }
     // SAFETY: valid environment and out-place.
-    check(
-        unsafe { sys::napi_create_object(env, &mut out) },
-        "cannot create an object",
-    )?;
+    let status = unsafe { sys::napi_create_object(env, &mut out) };
+    check(status, "cannot create an object")?;
     for (key, value) in keys.iter().zip(values) {
         if let Some(v) = value {
             // SAFETY: `out` and `v` are values of this environment; `key` is
             // a NUL-terminated string that outlives the call.
-            check(
-                unsafe { sys::napi_set_named_property(env, out, key.as_ptr(), v) },
-                "cannot set a property",
-            )?;
+            let status = unsafe { sys::napi_set_named_property(env, out, key.as_ptr(), v) };
+            check(status, "cannot set a property")?;
         }
     }
     Ok(out)

@@ -50,6 +50,7 @@ pub fn policy(v: &Unknown) -> R<Policy> {
         confine: super::confine::policy_confine(&obj)?,
         idle_timeout_ms: opt_number(&obj, "idleTimeoutMs", what)?,
         input_wait_ms: opt_number(&obj, "inputWaitMs", what)?,
+        limits: super::limits::limits_input(&obj, "policy")?,
     })
 }
 
@@ -84,6 +85,7 @@ pub fn start_options(v: &Unknown) -> R<StartOptions> {
         input: super::input::start_input(&obj)?,
         idle_timeout_ms: opt_number(&obj, "idleTimeoutMs", what)?,
         input_wait_ms: opt_number(&obj, "inputWaitMs", what)?,
+        limits: super::limits::limits_input(&obj, "options")?,
     })
 }
 

@@ -109,6 +109,22 @@ pub struct NativeStatus {
     pub logs_removed: Option<bool>,
     /// What kernel confinement refused it (absent when nothing was).
     pub confinement_notes: Option<Vec<String>>,
+    /// What its tree used (settled, where measurable).
+    pub usage: Option<NativeUsage>,
+    /// The resource limit that stopped it.
+    #[napi(ts_type = "'memory' | 'processes' | 'cpu'")]
+    pub limit: Option<String>,
+    /// Recovered from an earlier host process's manifest.
+    pub recovered: Option<bool>,
+}
+
+/// What a settled command's tree used.
+#[napi(object)]
+pub struct NativeUsage {
+    /// CPU time of the whole tree, in ms.
+    pub cpu_ms: f64,
+    /// The tree's peak memory in bytes (where a memory cgroup measured it).
+    pub peak_memory_bytes: Option<f64>,
 }
 
 impl From<Status> for NativeStatus {
@@ -132,6 +148,12 @@ impl From<Status> for NativeStatus {
             waiting_for_input: s.waiting_for_input,
             logs_removed: s.logs_removed.then_some(true),
             confinement_notes: (!s.confinement_notes.is_empty()).then_some(s.confinement_notes),
+            usage: s.usage.map(|u| NativeUsage {
+                cpu_ms: u.cpu_ms,
+                peak_memory_bytes: u.peak_memory_bytes.map(|b| b as f64),
+            }),
+            limit: s.limit.map(|k| k.as_str().to_string()),
+            recovered: s.recovered.then_some(true),
         }
     }
 }
@@ -218,6 +240,9 @@ built_by_maker!(NativeStatus, Shape::Status, {
     c"waitingForInput": js_opt(waiting_for_input),
     c"logsRemoved": js_opt(logs_removed),
     c"confinementNotes": js_opt(confinement_notes),
+    c"usage": js_opt(usage),
+    c"limit": js_opt(limit),
+    c"recovered": js_opt(recovered),
 });
 
 built_by_maker!(NativeArtifactRef, Shape::ArtifactRef, {

@@ -53,6 +53,12 @@ pub enum EngineError {
     /// Confinement was asked for and this kernel cannot enforce all of it;
     /// the text names what is missing.
     ConfinementUnavailable(String),
+    /// A resource limit was asked for and cannot be enforced for the whole
+    /// tree here; the text names the limit and why.
+    LimitUnavailable(String),
+    /// A task directory's manifest failed the ownership or identity checks
+    /// when it was recovered; the text says which.
+    RecoveryRefused(String),
     /// No native binary loads for this platform. The JS adapter raises it
     /// (the engine is not loaded then); the kind exists so the code table is
     /// one list.
@@ -78,6 +84,8 @@ impl EngineError {
             EngineError::Io(_) => "NLC_IO",
             EngineError::HostExiting => "NLC_HOST_EXITING",
             EngineError::ConfinementUnavailable(_) => "NLC_CONFINEMENT_UNAVAILABLE",
+            EngineError::LimitUnavailable(_) => "NLC_LIMIT_UNAVAILABLE",
+            EngineError::RecoveryRefused(_) => "NLC_RECOVERY_REFUSED",
             EngineError::NotRunning(_) => "NLC_NOT_RUNNING",
             EngineError::LogsRemoved(_) => "NLC_LOGS_REMOVED",
             EngineError::LogReplaced(_) => "NLC_LOG_REPLACED",
@@ -103,7 +111,12 @@ impl fmt::Display for EngineError {
             | EngineError::LogReplaced(m)
             | EngineError::Other(m)
             | EngineError::GitFailed(m)
+            | EngineError::RecoveryRefused(m)
             | EngineError::NativeMissing(m) => f.write_str(m),
+            EngineError::LimitUnavailable(m) => write!(
+                f,
+                "{m}. Nothing was started (nothing runs half-limited)"
+            ),
             EngineError::HostExiting => f.write_str(
                 "The host process is exiting: no background command starts any more",
             ),
@@ -287,6 +300,8 @@ mod tests {
             EngineError::Io(String::new()),
             EngineError::HostExiting,
             EngineError::ConfinementUnavailable(String::new()),
+            EngineError::LimitUnavailable(String::new()),
+            EngineError::RecoveryRefused(String::new()),
             EngineError::NotRunning(String::new()),
             EngineError::LogsRemoved(String::new()),
             EngineError::LogReplaced(String::new()),

@@ -3,6 +3,7 @@
 //! Interned strings live for the life of the process, like the records that
 //! use them.
 
+use crate::sync::Unpoisoned;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -12,7 +13,7 @@ static PATHS: LazyLock<Mutex<HashSet<Arc<Path>>>> = LazyLock::new(Default::defau
 
 /// The shared copy of `s`, made on first use.
 pub fn intern(s: &str) -> Arc<str> {
-    let mut set = STRINGS.lock().unwrap();
+    let mut set = STRINGS.locked();
     if let Some(shared) = set.get(s) {
         return shared.clone();
     }
@@ -23,7 +24,7 @@ pub fn intern(s: &str) -> Arc<str> {
 
 /// The shared copy of the path `p`, made on first use.
 pub fn intern_path(p: &Path) -> Arc<Path> {
-    let mut set = PATHS.lock().unwrap();
+    let mut set = PATHS.locked();
     if let Some(shared) = set.get(p) {
         return shared.clone();
     }

@@ -8,7 +8,8 @@
 //! # Layers
 //!
 //! The top-level modules form layers; each imports only from the layers
-//! below it (`crates/engine/tests/layers.rs` fails on any import circle among them):
+//! below it, and so do the files inside each (`crates/engine/tests/layers.rs`
+//! fails on an import circle between any two modules, `super::` included):
 //!
 //! ```text
 //! git       the read-only git toolset: argument checks, hardening, runs
@@ -23,8 +24,9 @@
 //!
 //! `errors` names the signals in a refusal, so it sits above `process`,
 //! which imports nothing from the crate but `platform`. Inside `jobs` the arrows run one
-//! way too, but for one: the record holds the supervisor's mailbox, so it
-//! names [`jobs::supervisor::Control`].
+//! way too: the supervisor's mailbox type lives in [`jobs::control`], below
+//! both the record and the supervisor. Every lock goes through [`sync`],
+//! so a panic cannot poison it for everyone after.
 //!
 //! The flow of one command: [`jobs::commands::start`] runs the
 //! [`policy::validate`] and [`policy::cwd`] checks, creates the logs and the
@@ -43,6 +45,7 @@ mod platform;
 pub mod policy;
 pub mod process;
 pub mod runtime;
+pub mod sync;
 pub mod text;
 
 // The paths the napi crate and the tests have always used.

@@ -2,6 +2,7 @@
 //! environment) that hear about commands that need the host's bank or just
 //! settled.
 
+use crate::sync::Unpoisoned;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
@@ -56,7 +57,7 @@ pub fn handle() -> Handle {
 /// Add a listener (one per Node environment that loads the addon); returns
 /// its id, which hosts registered from that environment carry.
 pub fn add_listener(f: Arc<dyn Fn(Event) + Send + Sync>) -> u32 {
-    let mut l = LISTENERS.lock().unwrap();
+    let mut l = LISTENERS.locked();
     let id = NEXT_LISTENER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     l.insert(id, f);
     id
@@ -64,17 +65,17 @@ pub fn add_listener(f: Arc<dyn Fn(Event) + Send + Sync>) -> u32 {
 
 /// Forget a listener (its environment is being torn down).
 pub fn remove_listener(id: u32) {
-    LISTENERS.lock().unwrap().remove(&id);
+    LISTENERS.locked().remove(&id);
 }
 
 /// Whether listener `id` exists (without one, host banking cannot happen).
 pub fn has_listener(id: u32) -> bool {
-    LISTENERS.lock().unwrap().contains_key(&id)
+    LISTENERS.locked().contains_key(&id)
 }
 
 /// Tell listener `id`, if it still exists.
 pub fn emit(id: u32, e: Event) {
-    let f = LISTENERS.lock().unwrap().get(&id).cloned();
+    let f = LISTENERS.locked().get(&id).cloned();
     if let Some(f) = f {
         f(e);
     }

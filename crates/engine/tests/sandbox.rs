@@ -636,7 +636,7 @@ async fn a_symlinked_hooks_directory_does_not_stop_the_start() {
     std::fs::remove_dir_all(root.join(".git/hooks")).unwrap();
     std::fs::create_dir(root.join("shared-hooks")).unwrap();
     std::os::unix::fs::symlink("../shared-hooks", root.join(".git/hooks")).unwrap();
-    // A link is not bound (see docs/confinement.md); .git and its config
+    // A link is not bound (see docs/guide/confinement.md); .git and its config
     // still are.
     let (st, out) = f
         .run(
@@ -650,4 +650,247 @@ async fn a_symlinked_hooks_directory_does_not_stop_the_start() {
         "{out}"
     );
     assert!(root.join(".git").is_dir());
+}
+
+/// The host's tree stays mounted beneath the view (unmounting it cost every
+/// start an RCU grace period), so every way back to it is tried: the path
+/// itself, `..` walks from the root and from a mount, `/proc/<pid>/root`,
+/// an unmount of the view, `chroot`, a clone of the tree with `open_tree`,
+/// a nested user and mount namespace, and the mount table. Each path that
+/// reads the marker unconfined reads nothing confined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_tree_beneath_the_view_is_out_of_reach() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    // (`$$` is 1 in the view: its PID namespace's first process.)
+    // A file of the host's that is not in the view (a sibling of the
+    // fixture's root under the host's /tmp).
+    let beneath = tempfile::tempdir_in("/tmp").unwrap();
+    let marker = beneath.path().join("marker");
+    std::fs::write(&marker, "host\n").unwrap();
+    let m = marker.display();
+    let paths = format!(
+        "for p in {m} /..{m} /../..{m} /usr/..{m} /proc/$$/root{m} /proc/self/root{m} /proc/self/cwd/../../../../../..{m}; do cat $p 2>/dev/null || echo no; done"
+    );
+    let (st, out) = f.run(&paths, confined()).await;
+    assert_eq!(
+        (st.exit_code, out.as_str()),
+        (Some(0), "no\n".repeat(7).as_str())
+    );
+    // Read "all" too: its view is the host's tree cloned read-only, with
+    // /tmp a fresh tmpfs; the writable original stays out of reach.
+    let all = Some(ConfinementInput {
+        read: Some(ReadInput::All),
+        ..Default::default()
+    });
+    let (st, out) = f.run(&paths, all.clone()).await;
+    assert_eq!(
+        (st.exit_code, out.as_str()),
+        (Some(0), "no\n".repeat(7).as_str())
+    );
+    let (_, out) = f
+        .run(
+            "touch /usr/nlc-beneath 2>/dev/null; echo $?; touch /proc/$$/root/usr/nlc-beneath 2>/dev/null; echo $?",
+            all,
+        )
+        .await;
+    assert_eq!(out, "1\n1\n");
+    assert!(!Path::new("/usr/nlc-beneath").exists());
+    // Control: unconfined, every one of those paths reaches the file.
+    let (_, out) = f.run(&paths, None).await;
+    assert_eq!(out, "host\n".repeat(7));
+
+    // Taking the view away, or cloning what lies under it: refused for lack
+    // of a capability, where the same calls run unconfined.
+    let script = r#"chroot / /bin/true 2>/dev/null; echo chroot=$?
+unshare -Urm true 2>/dev/null; echo unshare=$?
+python3 - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(428, -100, b"/", 1 | 0x8000 | os.O_CLOEXEC)
+print("open_tree clone", "made" if fd >= 0 else os.strerror(ctypes.get_errno()))
+fd = libc.syscall(428, -100, b"/", os.O_CLOEXEC)
+print("open_tree / is the root:", sorted(os.listdir("/proc/self/fd/%d" % fd)) == sorted(os.listdir("/")))
+PY"#;
+    let (st, out) = f.run(script, confined()).await;
+    assert_eq!(
+        (st.exit_code, out.as_str()),
+        (
+            Some(0),
+            "chroot=125\nunshare=1\nopen_tree clone Operation not permitted\nopen_tree / is the root: True\n"
+        )
+    );
+    let (_, out) = f.run(script, None).await;
+    assert_eq!(
+        out,
+        "chroot=0\nunshare=0\nopen_tree clone made\nopen_tree / is the root: True\n"
+    );
+    // An unmount of the view's root or of a mount in it fails (no
+    // capability; the control of that is the capability test's).
+    let (_, out) = f
+        .run(
+            "umount -l / 2>/dev/null; echo $?; umount -l /usr 2>/dev/null; echo $?; ls /usr/bin/env; ls /proc/self/fd",
+            confined(),
+        )
+        .await;
+    // No descriptor into the host's tree either: the standard streams and
+    // ls's own listing only.
+    assert_eq!(out, "32\n32\n/usr/bin/env\n0\n1\n2\n3\n");
+
+    // Its mount table lists the view only: one root, a tmpfs, none of the
+    // host's mounts beneath it.
+    let (_, out) = f
+        .run(
+            "awk '$5 == \"/\" { print $9 }' /proc/self/mountinfo",
+            confined(),
+        )
+        .await;
+    assert_eq!(out, "tmpfs\n");
+}
+
+/// A sandboxed command's mount namespace is held by the engine while the
+/// command runs and let go once it has exited (so that its teardown is not
+/// part of the command's exit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_views_namespace_is_held_while_it_runs_and_let_go_after() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let argv = vec![
+        "/bin/bash".into(),
+        "-c".into(),
+        "readlink /proc/self/ns/mnt > ns.tmp && mv ns.tmp ns && sleep 1".into(),
+    ];
+    let opts = StartOptions {
+        cwd: ".".into(),
+        confine: confined(),
+        ..Default::default()
+    };
+    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    // The namespaces this test process holds open.
+    let held = || -> Vec<String> {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .map(|l| l.to_string_lossy().into_owned())
+            .filter(|l| l.starts_with("mnt:["))
+            .collect()
+    };
+    let mut ns = String::new();
+    let mut during = Vec::new();
+    for _ in 0..500 {
+        if let Ok(t) = std::fs::read_to_string(f.root().join("ns")) {
+            during = held();
+            ns = t.trim_end().to_string();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        .await
+        .unwrap();
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    assert!(ns.starts_with("mnt:["), "{ns}");
+    assert!(during.contains(&ns), "{ns} held while it runs: {during:?}");
+    let mut after = held();
+    for _ in 0..500 {
+        if !after.contains(&ns) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        after = held();
+    }
+    assert!(
+        !after.contains(&ns),
+        "{ns} let go after the exit: {after:?}"
+    );
+}
+
+/// A submodule's git directory (`.git/modules/<name>`: its hooks and
+/// config) and its checkout's gitfile are protected like the repository's
+/// own: a configuration planted there would run when the user's `git
+/// status` at the top recurses into the submodule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submodules_hooks_config_and_gitfile_cannot_be_planted() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let root = f.root().to_path_buf();
+    let upstream = tempfile::tempdir().unwrap();
+    assert!(git(upstream.path(), &["init", "-q", "-b", "main"])
+        .status
+        .success());
+    assert!(git(
+        upstream.path(),
+        &["commit", "-q", "--allow-empty", "-m", "up"]
+    )
+    .status
+    .success());
+    repo(&root);
+    let add = git(
+        &root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            upstream.path().to_str().unwrap(),
+            "sub",
+        ],
+    );
+    assert!(add.status.success(), "{add:?}");
+    assert!(git(&root, &["commit", "-qm", "sub"]).status.success());
+    let fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n'";
+    let plant = |how: &str| -> String {
+        match how {
+            "config" => format!("{fsmonitor} >> .git/modules/sub/config"),
+            "hook" => format!("printf '{HOOK}' > .git/modules/sub/hooks/pre-commit && chmod +x .git/modules/sub/hooks/pre-commit"),
+            "gitfile" => format!("cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && {fsmonitor} >> evil/config && echo 'gitdir: ../evil' > sub/.git"),
+            _ => unreachable!(),
+        }
+    };
+    let planted = || root.join("sub/PLANTED").exists() || root.join("PLANTED").exists();
+    for how in ["config", "hook", "gitfile"] {
+        let (st, out) = f.run(&plant(how), confined()).await;
+        assert_ne!(st.exit_code, Some(0), "{how}: {out}");
+        assert!(out.contains("Read-only file system"), "{how}: {out}");
+        // The user's own git, at the top and in the submodule, runs nothing
+        // planted.
+        assert!(git(&root, &["status"]).status.success(), "{how}");
+        let c = git(
+            &root.join("sub"),
+            &["commit", "-q", "--allow-empty", "-m", how],
+        );
+        assert!(c.status.success(), "{how}: {c:?}");
+        assert!(!planted(), "{how}");
+        // Control: at the "landlock" level the same planting succeeds and
+        // the user's next status or commit runs it.
+        let (st, out) = f.run(&plant(how), landlock_only()).await;
+        assert_eq!(st.exit_code, Some(0), "{how}: {out}");
+        git(&root, &["status"]);
+        git(
+            &root.join("sub"),
+            &["commit", "-q", "--allow-empty", "-m", "control"],
+        );
+        assert!(planted(), "{how}: the control ran");
+        // Undo it for the next way.
+        for p in ["sub/PLANTED", "PLANTED"] {
+            let _ = std::fs::remove_file(root.join(p));
+        }
+        let _ = std::fs::remove_dir_all(root.join("evil"));
+        std::fs::write(root.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        let _ = std::fs::remove_file(root.join(".git/modules/sub/hooks/pre-commit"));
+        let cfg = root.join(".git/modules/sub/config");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        let clean: String = text
+            .split_inclusive('\n')
+            .filter(|l| !l.contains("fsmonitor"))
+            .collect();
+        std::fs::write(&cfg, clean).unwrap();
+    }
 }

@@ -1,8 +1,8 @@
 //! Configuration overrides that stop git from starting any program named by
 //! repository or user configuration.
 //!
-//! Two layers: the static [`HARDENING`] pairs, appended to every argv after
-//! the three fixed pairs of [`FIXED_PREFIX`], and the per-name overrides
+//! Two layers: the static [`HARDENING`](super::prefix::HARDENING) pairs, appended to every argv after
+//! the three fixed pairs of [`FIXED_PREFIX`](super::prefix::FIXED_PREFIX), and the per-name overrides
 //! that [`driver_overrides`] derives from the configuration actually in
 //! force (filter and diff drivers, protocol policies and submodules are
 //! keyed by names that cannot be known in advance).
@@ -13,78 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::helper::{self, Failure};
+use super::prefix::work_tree_arg;
 use super::GitRefusal;
 use crate::policy::confine::Confinement;
-
-/// The three `-c` pairs every argv starts with (the README's "Git hardening"), in this order.
-pub const FIXED_PREFIX: [(&str, &str); 3] = [
-    ("color.ui", "false"),
-    ("diff.external", ""),
-    ("core.fsmonitor", "false"),
-];
-
-/// The extra `-c key=value` pairs appended after [`FIXED_PREFIX`] on every
-/// git run. Each closes a way by which configuration could make `log`,
-/// `show`, `diff`, `blame`, `merge-base` or `ls-files` start a program.
-///
-/// | `-c` override | What it closes |
-/// |---|---|
-/// | `core.pager=cat` | the configured pager (also closed by `--no-pager`, `GIT_PAGER=cat` and a non-tty stdout); `pager.<cmd>` is closed by `--no-pager`, which takes precedence over it |
-/// | `core.hooksPath=/dev/null` | every hook in `$GIT_DIR/hooks` or a configured hooks directory (`/dev/null/<hook>` never exists); none of the six commands is known to run one, this is defence in depth |
-/// | `log.showSignature=false` | signature verification of commits and merge tags by `log`/`show` (which would start `gpg.program`, `gpg.ssh.program` or `gpg.x509.program`) |
-/// | `format.pretty=medium` | a configured default format (used by `show` and `log --stat/--name-only`) holding `%G?`, `%GS`, … which verify signatures; `medium` is git's built-in default |
-/// | `gpg.program=` | the OpenPGP verifier (legacy key), should verification still be asked for: an empty program cannot start |
-/// | `gpg.openpgp.program=` | the same, under its current key |
-/// | `gpg.ssh.program=` | the SSH signature verifier (`ssh-keygen` by default) |
-/// | `gpg.x509.program=` | the X.509 verifier (`gpgsm` by default) |
-/// | `protocol.allow=never` | every transport, so the lazy fetch of a partial clone (promisor remote) cannot start `ssh`/`core.sshCommand`, `remote.<name>.uploadpack`, a remote helper or a credential helper or askpass; per-protocol `protocol.<name>.allow` settings are overridden by [`driver_overrides`] |
-/// | `diff.submodule=short` | `diff.submodule=diff`, which starts `git diff` inside each submodule without `--no-ext-diff`/`--no-textconv`, under the submodule's own configuration |
-/// | `diff.ignoreSubmodules=dirty` | the `git status` that `diff` starts inside every checked-out submodule to check whether it is dirty (it would run the submodule's clean filters); commit changes of submodules are still shown. `submodule.<name>.ignore` (config or `.gitmodules`) outranks it, so [`driver_overrides`] sets that per name |
-/// | `submodule.recurse=false` | recursion into submodules for commands that support it |
-/// | `mailmap.file=/dev/null` | a mailmap file named by configuration, whose names `log`, `show` and `blame` would print |
-/// | `core.attributesFile=/dev/null` | an attributes file named by configuration |
-/// | `core.excludesFile=/dev/null` | an excludes file named by configuration |
-/// | `diff.orderFile=/dev/null` | an order file named by configuration (an empty value is an error; `/dev/null` is an empty order) |
-/// | `gpg.ssh.allowedSignersFile=/dev/null` | the SSH allowed-signers file of signature verification |
-/// | `gpg.ssh.revocationFile=/dev/null` | the SSH revocation file of signature verification |
-///
-/// Closed by the three [`FIXED_PREFIX`] pairs: `diff.external` (also by
-/// `--no-ext-diff`) and `core.fsmonitor` (the fsmonitor hook, which even
-/// `ls-files` would start). Closed by [`driver_overrides`], one set per
-/// configured name: `filter.<name>.clean=`, `.smudge=`, `.process=` (an
-/// empty command means no filter) with `filter.<name>.required=false`;
-/// `diff.<name>.textconv=` and `diff.<name>.command=` (empty: nothing can
-/// start; `blame` of a path whose diff driver has a textconv then fails
-/// with "cannot run"); `protocol.<name>.allow=never`;
-/// `submodule.<name>.ignore=dirty`.
-pub const HARDENING: &[(&str, &str)] = &[
-    ("core.pager", "cat"),
-    ("core.hooksPath", "/dev/null"),
-    ("log.showSignature", "false"),
-    ("format.pretty", "medium"),
-    ("gpg.program", ""),
-    ("gpg.openpgp.program", ""),
-    ("gpg.ssh.program", ""),
-    ("gpg.x509.program", ""),
-    ("protocol.allow", "never"),
-    ("diff.submodule", "short"),
-    ("diff.ignoreSubmodules", "dirty"),
-    ("submodule.recurse", "false"),
-    ("mailmap.file", "/dev/null"),
-    ("core.attributesFile", "/dev/null"),
-    ("core.excludesFile", "/dev/null"),
-    ("diff.orderFile", "/dev/null"),
-    ("gpg.ssh.allowedSignersFile", "/dev/null"),
-    ("gpg.ssh.revocationFile", "/dev/null"),
-];
-
-/// The global option that pins the work tree to the repository root:
-/// `core.worktree` in the repository's configuration (which `-c` cannot
-/// override: git reads it from the repository's own file while setting up)
-/// could otherwise point `diff` and `blame` at files outside it.
-pub fn work_tree_arg(root: &Path) -> String {
-    format!("--work-tree={}", root.to_string_lossy())
-}
 
 /// The most bytes a configuration listing may have before it is refused.
 const MAX_LISTING_BYTES: usize = 16 * 1024 * 1024;
@@ -520,6 +451,7 @@ pub fn driver_overrides_confined(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::prefix::{FIXED_PREFIX, HARDENING};
 
     #[test]
     fn names_become_overrides() {

@@ -265,6 +265,7 @@ pub fn start(
         confine: None,
         idle_timeout_ms: None,
         input_wait_ms: None,
+        limits: None,
     })?;
     policy.confine = confinement;
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));

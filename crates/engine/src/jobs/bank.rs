@@ -2,6 +2,7 @@
 //! (reached via the listener, bounded to 30 s, with a fallback ref that says
 //! why), or in the built-in bank, where an artifact is the log file itself.
 
+use crate::sync::Unpoisoned;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +12,8 @@ use super::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
 use super::registry;
 use crate::errors::{EngineError, EngineResult};
 use crate::runtime::{self, Event};
+use crate::text;
 use crate::text::capture::Stream;
-use crate::text::decode as text;
 use crate::text::paging::{self, Page, Window};
 
 /// Characters of a ref's preview.
@@ -80,7 +81,7 @@ fn preview(rec: &Record, s: Stream) -> String {
 pub fn builtin_ref(rec: &Record, s: Stream) -> ArtifactRef {
     let log = rec.log(s);
     let id = artifact_id(&rec.task_id(), s);
-    let removed = rec.live.lock().unwrap().removed.clone();
+    let removed = rec.live.locked().removed.clone();
     if let Some(r) = removed {
         return ArtifactRef {
             read_back_hint: format!(
@@ -146,7 +147,7 @@ async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
             .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
     }
     let (tx, rx) = oneshot::channel();
-    *rec.link.lock().unwrap() = Link::Banking(tx);
+    *rec.link.locked() = Link::Banking(tx);
     runtime::emit(listener, Event::Bank(rec.task_id()));
     let bound = host_bank_timeout();
     match tokio::time::timeout(bound, rx).await {
@@ -192,7 +193,7 @@ fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
     rec.open_log(s)
         .and_then(|f| text::read_all_lossy(&f, rec.log(s).bytes()))
         .map_err(|e| {
-            super::commands::log_error(&e, || {
+            crate::text::logfile::log_error(&e, || {
                 EngineError::Io(format!(
                     "{what} cannot be read from {}: {e}",
                     rec.log_path(s).display()
@@ -224,7 +225,7 @@ pub fn retrieve_artifact(id: &str, w: Window, host: Option<u32>) -> EngineResult
     rec.open_log(s)
         .and_then(|f| paging::read_page(rec.log(s), &f, w, rec.log_key(s)))
         .map_err(|e| {
-            super::commands::log_error(&e, || {
+            crate::text::logfile::log_error(&e, || {
                 EngineError::Io(format!("artifact \"{id}\" cannot be read: {e}"))
             })
         })

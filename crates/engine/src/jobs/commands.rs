@@ -2,6 +2,7 @@
 //! counters, the list and the follow reads. The binding calls these with
 //! plain Rust values.
 
+use crate::sync::Unpoisoned;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,7 @@ use crate::process::confine::Plan;
 use crate::process::signals;
 use crate::process::spawn::Input;
 use crate::text::capture::{Stream, StreamLog};
-use crate::text::logfile::{self, LogBase, LogGone};
+use crate::text::logfile::{self, log_error, LogBase};
 use crate::text::paging::{self, Page, Window};
 
 /// The options of one start, as plain values.
@@ -55,6 +56,8 @@ pub struct StartOptions {
     /// Report the command waiting for input once it printed nothing for this
     /// long (ms) while blocked reading it; the policy's default when absent.
     pub input_wait_ms: Option<f64>,
+    /// `limits`: narrows the policy's resource limits (SPEC §15).
+    pub limits: Option<crate::process::limits::LimitsInput>,
 }
 
 /// The policy's allowlist hook as the engine sees it: `Err(message)` refuses.
@@ -130,6 +133,12 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     }
     // 9. Confinement: narrowing only, and fail closed.
     let confinement = confinement_of(&policy, opts.confine.as_ref())?;
+    // 10. Limits: narrowing only, in place for the whole tree or refused.
+    let limited = crate::process::limits::take(&crate::policy::limits::effective(
+        policy.limits.as_ref(),
+        opts.limits.as_ref(),
+    )?)
+    .map_err(|u| EngineError::LimitUnavailable(u.0))?;
 
     let (seq, logs_root, made) = make_logs(&ctx.tmpdir)?;
     let task_id = registry::task_id(seq);
@@ -149,7 +158,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
         .unwrap_or(0.0);
-    let cgroup = crate::process::cgroup::Cgroup::take();
+    let cgroup = limited.or_else(crate::process::cgroup::Cgroup::take);
     let (tx, rx) = mpsc::unbounded_channel();
     let label = policy::label_for(opts.label.as_deref(), &argv);
     let given_label = (label != policy::label_for(None, &argv)).then(|| label.into_boxed_str());
@@ -506,15 +515,6 @@ pub fn exit_cleanup() {
     supervisor::remove_unsettled_private_tmps();
 }
 
-/// A log that was removed or replaced as its coded refusal, else `otherwise`.
-pub fn log_error(e: &std::io::Error, otherwise: impl FnOnce() -> EngineError) -> EngineError {
-    match LogGone::of(e) {
-        Some(LogGone::Removed(m)) => EngineError::LogsRemoved(m.clone()),
-        Some(LogGone::Replaced(m)) => EngineError::LogReplaced(m.clone()),
-        None => otherwise(),
-    }
-}
-
 /// Why a log could not be read, and what to do about it.
 fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) -> EngineError {
     log_error(e, || {
@@ -593,7 +593,7 @@ pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<List
         .into_iter()
         .filter(|r| session.is_none_or(|s| &*r.session == s))
         .filter_map(|r| {
-            let live = r.live.lock().unwrap();
+            let live = r.live.locked();
             let is_running = !live.state.is_settled();
             if running.is_some_and(|want| want != is_running) {
                 return None;
@@ -634,8 +634,8 @@ pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOut
 pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> {
     let task_id = &rec.task_id();
     // Take the state first: text seen after a settled state is then complete.
-    let state = rec.live.lock().unwrap().state;
-    let from = rec.live.lock().unwrap().follow[stream as usize];
+    let state = rec.live.locked().state;
+    let from = rec.live.locked().follow[stream as usize];
     let w = Window {
         offset: from,
         limit: paging::MAX_LIMIT,
@@ -648,7 +648,7 @@ pub fn read_record_new(rec: &Record, stream: Stream) -> EngineResult<NewOutput> 
         .map_err(|e| read_failure(task_id, stream, &path, &e))?;
     let got = page.content.len() as u64;
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         live.follow[stream as usize] = from + got;
         if live.state.is_settled() && state.is_settled() {
             live.looked_at = true;
@@ -697,7 +697,7 @@ pub async fn write_input(
             "Background command \"{task_id}\" was started without an input, so nothing can be written to it: start it with stdin: \"pipe\" (or terminal: true) to write to it"
         )));
     };
-    let state = rec.live.lock().unwrap().state;
+    let state = rec.live.locked().state;
     if state.is_settled() || !input.is_open() {
         return Err(not_running(task_id, state, true));
     }
@@ -716,13 +716,13 @@ pub async fn write_input(
         close,
         reply: tx,
     }) {
-        let state = rec.live.lock().unwrap().state;
+        let state = rec.live.locked().state;
         return Err(not_running(task_id, state, false));
     }
     match rx.await {
         Ok(Ok(n)) => Ok(n),
         Ok(Err(WriteFailure::Closed)) | Err(_) => {
-            let state = rec.live.lock().unwrap().state;
+            let state = rec.live.locked().state;
             Err(not_running(task_id, state, false))
         }
     }
@@ -736,7 +736,7 @@ pub fn resize_terminal(host: u32, task_id: &str, cols: u16, rows: u16) -> Engine
             "Background command \"{task_id}\" does not run in a terminal, so it has no window to resize: start it with terminal: true (or {{ cols, rows }})"
         )));
     };
-    let state = rec.live.lock().unwrap().state;
+    let state = rec.live.locked().state;
     let done = if state.is_settled() {
         None
     } else {
@@ -749,7 +749,7 @@ pub fn resize_terminal(host: u32, task_id: &str, cols: u16, rows: u16) -> Engine
             os_reason(&e)
         ))),
         None => {
-            let state = rec.live.lock().unwrap().state;
+            let state = rec.live.locked().state;
             Err(EngineError::NotRunning(format!(
                 "Background command \"{task_id}\" is not running (it is {}), so its terminal is gone: start it again",
                 state.as_str()

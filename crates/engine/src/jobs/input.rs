@@ -14,6 +14,7 @@
 //! kind of input, whether it still takes writes, and a terminal's master
 //! side (for its window size).
 
+use crate::sync::Unpoisoned;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -54,7 +55,7 @@ impl InputState {
     /// Take no more writes.
     pub fn close(&self) {
         self.open.store(false, Ordering::Release);
-        self.master.lock().unwrap().take();
+        self.master.locked().take();
     }
 
     /// Claim the end of a pipe: true for the one caller that closes it.
@@ -76,12 +77,12 @@ impl InputState {
 
     /// Keep the terminal's master side (for resizes).
     pub fn set_master(&self, fd: OwnedFd) {
-        *self.master.lock().unwrap() = Some(fd);
+        *self.master.locked() = Some(fd);
     }
 
     /// Run `f` on the terminal's master side, if the command still runs.
     pub fn with_master<T>(&self, f: impl FnOnce(&OwnedFd) -> T) -> Option<T> {
-        self.master.lock().unwrap().as_ref().map(f)
+        self.master.locked().as_ref().map(f)
     }
 }
 

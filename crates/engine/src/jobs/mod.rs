@@ -11,12 +11,23 @@
 //! - [`input`]: a command's input (pipe or terminal) as the record keeps it.
 
 pub mod bank;
+pub mod catch_panic;
 pub mod commands;
+pub mod control;
+pub mod gate;
+pub mod host_waits;
 pub mod ids;
 pub mod input;
+pub mod manifest;
+pub mod private_tmp;
 pub mod record;
+pub mod recover;
 pub mod registry;
 pub mod retention;
+pub mod running_input;
 pub mod spare;
 pub mod supervisor;
 pub mod waits;
+
+#[cfg(test)]
+mod panic_tests;

@@ -4,6 +4,7 @@
 //! call needs: the task id, label and log paths are derived on demand, and
 //! repeated strings are shared.
 
+use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
@@ -13,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
+pub use super::control::{Control, KillReason};
 use super::ids;
 use super::input::InputState;
-pub use super::supervisor::Control;
 use crate::policy;
 use crate::process::signals;
+use crate::text;
 use crate::text::capture::{Stream, StreamLog};
-use crate::text::decode as text;
 use crate::text::logfile::{self, Ident, LogBase, LogGone};
 
 /// The public states of a command.
@@ -75,17 +76,6 @@ pub struct ArtifactRef {
     pub read_back_hint: String,
 }
 
-/// Why the runner stopped a command.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KillReason {
-    /// `killBackgroundCommand`.
-    Caller,
-    /// The command's AbortSignal fired.
-    Abort,
-    /// `killAllBackgroundCommands`.
-    HostDisposed,
-}
-
 /// The part of a record that changes.
 #[derive(Debug)]
 pub struct Live {
@@ -113,6 +103,9 @@ pub struct Live {
     /// Set (under this lock, before any file is unlinked) when the logs
     /// were removed: every open of a log checks it under the same lock.
     pub removed: Option<Box<Removal>>,
+    /// What its tree used, once settled (where measurable), and the
+    /// resource limit that stopped it.
+    pub usage: crate::process::limits::Packed,
 }
 
 impl Live {
@@ -130,6 +123,7 @@ impl Live {
             killed: false,
             follow: [0, 0],
             removed: None,
+            usage: crate::process::limits::Packed::NONE,
         }
     }
 }
@@ -327,6 +321,12 @@ pub struct Status {
     pub waiting_for_input: Option<bool>,
     /// Whether the logs were removed (budget, age, prune).
     pub logs_removed: bool,
+    /// What its tree used (settled, where measurable).
+    pub usage: Option<crate::process::limits::Usage>,
+    /// The resource limit that stopped it.
+    pub limit: Option<crate::process::limits::Kind>,
+    /// Whether it was recovered from an earlier process's manifest.
+    pub recovered: bool,
 }
 
 /// The preview budget of a status, in UTF-16 units.
@@ -379,7 +379,7 @@ impl Record {
     /// holding it: a read either has the file open before any unlink (and
     /// reads exactly its bytes through the descriptor) or is refused.
     pub fn open_log(&self, s: Stream) -> io::Result<File> {
-        let live = self.live.lock().unwrap();
+        let live = self.live.locked();
         if let Some(r) = &live.removed {
             return Err(LogGone::Removed(self.removal_message(r)).into_io());
         }
@@ -425,7 +425,7 @@ impl Record {
     /// Mark the logs removed (a settled command's, or any with `force`, at
     /// exit). False if they already were, or the command has not settled.
     pub fn mark_removed(&self, why: &str, force: bool) -> bool {
-        let mut live = self.live.lock().unwrap();
+        let mut live = self.live.locked();
         if live.removed.is_some() || !(force || live.state.is_settled()) {
             return false;
         }
@@ -442,7 +442,7 @@ impl Record {
 
     /// Whether its logs were removed.
     pub fn logs_removed(&self) -> bool {
-        self.live.lock().unwrap().removed.is_some()
+        self.live.locked().removed.is_some()
     }
 
     /// The first `units` UTF-16 units of a stream's decoded log (never
@@ -477,8 +477,20 @@ impl Record {
         let early = Stream::BOTH.map(|s| self.log(s).bytes());
         #[cfg(test)]
         status_race::between_reads(self);
-        let (state, exit_code, signal, error, ended, refs, removed, refused) = {
-            let mut live = self.live.lock().unwrap();
+        let (
+            state,
+            exit_code,
+            signal,
+            error,
+            ended,
+            refs,
+            removed,
+            refused,
+            usage,
+            limit,
+            recovered,
+        ) = {
+            let mut live = self.live.locked();
             if look && live.state.is_settled() {
                 live.looked_at = true;
             }
@@ -491,6 +503,10 @@ impl Record {
                 live.refs.clone(),
                 live.removed.clone(),
                 live.refused_sockets,
+                live.usage.usage().filter(|_| live.state.is_settled()),
+                live.usage.limit(),
+                // Recovered records take counters of their own range.
+                self.seq >= super::ids::RECOVERED_BASE,
             )
         };
         let end = if state.is_settled() {
@@ -537,6 +553,9 @@ impl Record {
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
+            usage,
+            limit,
+            recovered,
         }
     }
 
@@ -578,7 +597,7 @@ impl Record {
 
     /// Mark looked at, if settled.
     pub fn look(&self) {
-        let mut live = self.live.lock().unwrap();
+        let mut live = self.live.locked();
         if live.state.is_settled() {
             live.looked_at = true;
         }
@@ -586,13 +605,13 @@ impl Record {
 
     /// Whether it counts as finished-and-unread.
     pub fn is_unread(&self) -> bool {
-        let live = self.live.lock().unwrap();
+        let live = self.live.locked();
         live.state.is_settled() && !live.looked_at
     }
 
     /// Send the supervisor a message; false once settled.
     pub fn send(&self, msg: Control) -> bool {
-        match &*self.link.lock().unwrap() {
+        match &*self.link.locked() {
             Link::Supervisor(tx) => tx.send(msg).is_ok(),
             _ => false,
         }
@@ -600,12 +619,12 @@ impl Record {
 
     /// Close the link (the supervisor's mailbox or the bank's reply slot).
     pub fn close_link(&self) {
-        *self.link.lock().unwrap() = Link::Closed;
+        *self.link.locked() = Link::Closed;
     }
 
     /// Take the bank's reply slot, if the command is waiting on its host's bank.
     pub fn take_bank_reply(&self) -> Option<oneshot::Sender<[BankOutcome; 2]>> {
-        let mut link = self.link.lock().unwrap();
+        let mut link = self.link.locked();
         match std::mem::replace(&mut *link, Link::Closed) {
             Link::Banking(tx) => Some(tx),
             other => {
@@ -713,13 +732,14 @@ mod tests {
 
     /// A settled record is kept for the life of the process: its size is a
     /// memory budget (bench row 6c), checked here so that a field added
-    /// without thought shows up. 424 bytes: with its `Arc` header, one
-    /// 448-byte allocation (Linux's sizes: other systems' locks and clocks
-    /// differ).
+    /// without thought shows up. 432 bytes: with its `Arc` header, one
+    /// 464-byte allocation (Linux's sizes: other systems' locks and clocks
+    /// differ); the last 8 are what its tree used and the limit that
+    /// stopped it (SPEC §15).
     #[test]
     fn a_record_stays_small() {
         assert!(
-            std::mem::size_of::<Record>() <= 424,
+            std::mem::size_of::<Record>() <= 432,
             "Record is {} bytes",
             std::mem::size_of::<Record>()
         );
@@ -740,6 +760,7 @@ mod status_race {
     use std::time::Instant;
 
     use super::{BankMode, Link, Live, Record, Settled, State};
+    use crate::sync::Unpoisoned;
     use crate::text::capture::{self, Stream, StreamLog};
     use crate::text::logfile;
 
@@ -805,7 +826,7 @@ mod status_race {
         let dir = tempfile::tempdir().unwrap();
         let rec = queued_record(dir.path());
         let st = status_while(&rec, |r| {
-            r.live.lock().unwrap().state = State::Running;
+            r.live.locked().state = State::Running;
             capture::publish(r.log(Stream::Stdout), b"out\n");
         });
         assert!(
@@ -826,12 +847,12 @@ mod status_race {
     fn a_settled_status_carries_the_final_counts() {
         let dir = tempfile::tempdir().unwrap();
         let rec = queued_record(dir.path());
-        rec.live.lock().unwrap().state = State::Running;
+        rec.live.locked().state = State::Running;
         capture::publish(rec.log(Stream::Stderr), b"e");
         let st = status_while(&rec, |r| {
             capture::publish(r.log(Stream::Stdout), b"out\n");
             capture::publish(r.log(Stream::Stderr), b"rr\n");
-            let mut live = r.live.lock().unwrap();
+            let mut live = r.live.locked();
             live.state = State::Exited;
             live.exit_code = Some(0);
             live.ended = Some(Instant::now());

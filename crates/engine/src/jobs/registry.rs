@@ -1,6 +1,7 @@
 //! Every command and host of the process. Settled commands are never
 //! evicted: a status stays answerable for the life of the process.
 
+use crate::sync::{Unpoisoned, UnpoisonedRw};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, RwLock};
@@ -85,13 +86,13 @@ pub fn register_host_for(listener: u32) -> u32 {
         listener,
         ..Default::default()
     };
-    REGISTRY.hosts.lock().unwrap().insert(id, host);
+    REGISTRY.hosts.locked().insert(id, host);
     id
 }
 
 /// Run `f` on a host's state.
 pub fn with_host<T>(host: u32, f: impl FnOnce(&mut Host) -> T) -> T {
-    let mut hosts = REGISTRY.hosts.lock().unwrap();
+    let mut hosts = REGISTRY.hosts.locked();
     let h = hosts.entry(host).or_insert_with(|| Host {
         default_session: format!("default-session-host-{host}"),
         ..Default::default()
@@ -101,20 +102,23 @@ pub fn with_host<T>(host: u32, f: impl FnOnce(&mut Host) -> T) -> T {
 
 /// Add a started command.
 pub fn insert(rec: Arc<Record>) {
-    REGISTRY.tasks.write().unwrap().insert(rec.seq, rec.clone());
+    REGISTRY.tasks.write_now().insert(rec.seq, rec.clone());
     with_host(rec.host, |h| h.tasks.push(rec));
 }
 
 /// A command by id, for any host (the built-in bank and internal events).
 pub fn by_id(task_id: &str) -> Option<Arc<Record>> {
     let n = task_seq(task_id)?;
-    REGISTRY.tasks.read().unwrap().get(&n).cloned()
+    REGISTRY.tasks.read_now().get(&n).cloned()
 }
 
 /// A command of this host, or the error that lists the host's commands.
 pub fn lookup(host: u32, task_id: &str) -> EngineResult<Arc<Record>> {
     match by_id(task_id) {
         Some(r) if r.host == host => Ok(r),
+        None if refusal(task_id).is_some() => Err(EngineError::RecoveryRefused(
+            refusal(task_id).unwrap_or_default(),
+        )),
         _ => Err(EngineError::UnknownTask {
             task_id: task_id.to_string(),
             known: with_host(host, |h| {
@@ -137,15 +141,14 @@ pub fn host_tasks(host: u32) -> Vec<Arc<Record>> {
 
 /// Every command of every host.
 pub fn all_records() -> Vec<Arc<Record>> {
-    REGISTRY.tasks.read().unwrap().values().cloned().collect()
+    REGISTRY.tasks.read_now().values().cloned().collect()
 }
 
 /// Every unsettled command of every host.
 pub fn all_unsettled() -> Vec<Arc<Record>> {
     REGISTRY
         .tasks
-        .read()
-        .unwrap()
+        .read_now()
         .values()
         .filter(|r| !r.is_settled())
         .cloned()
@@ -179,7 +182,7 @@ pub fn host_counts(host: u32, session: &str) -> Counts {
 
 /// Counters of a session across every host.
 pub fn session_counts(session: &str) -> Counts {
-    let tasks = REGISTRY.tasks.read().unwrap();
+    let tasks = REGISTRY.tasks.read_now();
     count(
         tasks
             .values()
@@ -194,7 +197,7 @@ pub fn listener_of(host: u32) -> u32 {
 
 /// The unsettled commands of every host that `listener`'s environment registered.
 pub fn unsettled_of_listener(listener: u32) -> Vec<Arc<Record>> {
-    let hosts = REGISTRY.hosts.lock().unwrap();
+    let hosts = REGISTRY.hosts.locked();
     hosts
         .values()
         .filter(|h| h.listener == listener)
@@ -231,6 +234,24 @@ pub fn choose_session<'a>(
         .find_map(session_candidate)
         .map(str::to_string)
         .unwrap_or_else(|| default_session(host))
+}
+
+/// Task ids whose recovery was refused ([`super::recover`]), and why: such
+/// an id answers `NLC_RECOVERY_REFUSED` instead of "unknown".
+static REFUSED: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Default::default);
+
+/// Why `id`'s recovery was refused, if it was.
+pub fn refusal(id: &str) -> Option<String> {
+    REFUSED.locked().get(id).cloned()
+}
+
+/// Record (`Some`) or clear (`None`) why `id`'s recovery was refused.
+pub fn set_refusal(id: &str, why: Option<String>) {
+    let mut refused = REFUSED.locked();
+    match why {
+        Some(why) => refused.insert(id.to_string(), why),
+        None => refused.remove(id),
+    };
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! written (one relaxed atomic load per chunk, [`over_budget`]) and at every
 //! settle; the sweep itself runs off the writer's path, on a blocking thread.
 
+use crate::sync::{Unpoisoned, UnpoisonedRw};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -136,7 +137,7 @@ type Queue = VecDeque<(Instant, Arc<Record>)>;
 
 /// The settings in force.
 pub fn settings() -> Settings {
-    SETTINGS.read().unwrap().clone()
+    SETTINGS.read_now().clone()
 }
 
 fn base_error(e: BaseError) -> EngineError {
@@ -154,7 +155,7 @@ fn base_error(e: BaseError) -> EngineError {
 /// else `NEUROLINK_COMMANDS_LOG_DIR`, else the trusted default under
 /// `tmpdir`. `stale`: the held directory was found removed; resolve afresh.
 pub fn base_for(tmpdir: &Path, stale: bool) -> Result<Arc<LogBase>, BaseError> {
-    let configured = SETTINGS.read().unwrap().dir.clone();
+    let configured = SETTINGS.read_now().dir.clone();
     let named = configured.or_else(|| {
         std::env::var_os(LOG_DIR_ENV)
             .filter(|v| !v.is_empty())
@@ -166,7 +167,7 @@ pub fn base_for(tmpdir: &Path, stale: bool) -> Result<Arc<LogBase>, BaseError> {
                 return Err(BaseError::Untrusted(format!(
                     "The log directory {:?} (from {}) must be an absolute path",
                     dir.display().to_string(),
-                    if SETTINGS.read().unwrap().dir.is_some() {
+                    if SETTINGS.read_now().dir.is_some() {
                         "configureLogs"
                     } else {
                         LOG_DIR_ENV
@@ -244,11 +245,11 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
     }
     // The directory in force must be usable before anything is applied.
     let dir = {
-        let saved = std::mem::replace(&mut *SETTINGS.write().unwrap(), next.clone());
+        let saved = std::mem::replace(&mut *SETTINGS.write_now(), next.clone());
         match base_for(tmpdir, false) {
             Ok(b) => b.path.display().to_string(),
             Err(e) => {
-                *SETTINGS.write().unwrap() = saved;
+                *SETTINGS.write_now() = saved;
                 return Err(base_error(e));
             }
         }
@@ -257,7 +258,7 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
     let limited = next.max_total_bytes.is_some() || next.max_age_ms.is_some();
     {
         // The queue under the same lock settles push under, so none is missed.
-        let mut q = SETTLED.lock().unwrap();
+        let mut q = SETTLED.locked();
         if limited && !LIMITED.load(Ordering::Acquire) {
             *q = settled_from_registry();
         } else if !limited {
@@ -364,10 +365,7 @@ pub fn on_settled(rec: &Arc<Record>) {
     if !LIMITED.load(Ordering::Acquire) {
         return;
     }
-    SETTLED
-        .lock()
-        .unwrap()
-        .push_back((Instant::now(), rec.clone()));
+    SETTLED.locked().push_back((Instant::now(), rec.clone()));
     kick();
 }
 
@@ -377,7 +375,7 @@ fn settled_from_registry() -> Queue {
     let mut v: Vec<(Instant, Arc<Record>)> = registry::all_records()
         .into_iter()
         .filter_map(|r| {
-            let live = r.live.lock().unwrap();
+            let live = r.live.locked();
             let at = live
                 .ended
                 .filter(|_| live.state.is_settled() && live.removed.is_none());
@@ -405,7 +403,7 @@ pub fn kick() {
         SWEEPING.store(false, Ordering::Release);
         // A write or settle between the sweep's end and the flag's reset
         // found the flag set and left the work to this sweep: look again.
-        let again = over_budget() && !SETTLED.lock().unwrap().is_empty();
+        let again = over_budget() && !SETTLED.locked().is_empty();
         if !again || SWEEPING.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -419,7 +417,7 @@ fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Prune
     if older_than.is_none() && keep.is_none() {
         return out;
     }
-    let mut guard = SETTLED.lock().unwrap();
+    let mut guard = SETTLED.locked();
     let mut doomed = Vec::new();
     // Without a limit in force nothing is queued: an explicit prune works on
     // the registry's settled commands.

@@ -4,21 +4,28 @@
 //! drained (or the drain grace ran out). Then it stops whatever is left of the
 //! group, reaps the leader, banks both streams and publishes the settled state.
 
-use std::collections::VecDeque;
+use crate::sync::Unpoisoned;
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
 use super::bank;
-use super::input::{WriteFailure, WriteReply};
+use super::catch_panic::CatchPanic;
+pub use super::control::Control;
+use super::gate::guarded;
+pub use super::gate::{close_spawning, spawning_closed};
+use super::host_waits::fill_host_waits;
+pub use super::host_waits::{await_on_host_thread, take_host_wait_status};
+pub use super::private_tmp::{remove_unsettled_private_tmps, PrivateTmp};
 use super::record::{KillReason, Record, State};
+use super::running_input::{InputWatch, Writer};
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
 use crate::process::signals;
@@ -29,25 +36,6 @@ use crate::text::capture::{Sink, Stream, Wrote};
 /// How long the pipes may stay open after the leader exited (descendants
 /// holding them) before the rest of the group is stopped.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
-
-/// Spawns hold this shared from before their process exists until its group
-/// is recorded (for the exit hook) and tracked (for the watchdog). The exit
-/// hook takes it exclusively — so every spawn in flight finishes that
-/// bookkeeping first — and sets it: from then on nothing is started, so no
-/// process can be created that the exiting host never signals.
-static SPAWN_GATE: std::sync::RwLock<bool> = std::sync::RwLock::new(false);
-
-/// The host process is exiting: wait for spawns in flight to be recorded and
-/// refuse every later one.
-pub fn close_spawning() {
-    *SPAWN_GATE.write().unwrap_or_else(|e| e.into_inner()) = true;
-}
-
-/// Whether the exit hook closed the gate (a start is then refused up front;
-/// the gate itself still guards a start that raced past this check).
-pub fn spawning_closed() -> bool {
-    *SPAWN_GATE.read().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Spawn under the gate; the group is recorded and tracked before it opens.
 fn start_process(
@@ -62,14 +50,16 @@ fn start_process(
     let mut raw = None;
     rec.cgroup(|c| {
         let h = c.handle();
-        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd()));
+        let extra = h.extra.map(|f| f.map(|f| f.as_raw_fd()));
+        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd(), extra));
     });
     // SAFETY: see above — the descriptors stay open until `release_cgroup`,
     // which this task runs only after `start_process` has returned.
-    let cgroup = raw.map(|(dir, procs)| unsafe {
+    let cgroup = raw.map(|(dir, procs, extra)| unsafe {
         crate::process::cgroup::Handle {
             dir: std::os::fd::BorrowedFd::borrow_raw(dir),
             procs: std::os::fd::BorrowedFd::borrow_raw(procs),
+            extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
         }
     });
     guarded(rec, &mut || {
@@ -84,28 +74,6 @@ fn start_process(
             cgroup,
         })
     })
-}
-
-/// Run `spawn` under the spawn gate (refused once the host is exiting), and
-/// record and track the new group before the gate opens: the exit hook then
-/// finds every group that exists. A confined start runs this on its
-/// confining thread.
-fn guarded(
-    rec: &Record,
-    spawn: &mut dyn FnMut() -> std::io::Result<spawn::Spawned>,
-) -> std::io::Result<spawn::Spawned> {
-    // The watchdog runs before the first process exists, not just after it.
-    watchdog::ensure_started();
-    let gate = SPAWN_GATE.read().unwrap_or_else(|e| e.into_inner());
-    if *gate {
-        return Err(std::io::Error::other("the host process is exiting"));
-    }
-    let child = spawn()?;
-    rec.pgid
-        .store(child.pid, std::sync::atomic::Ordering::Release);
-    watchdog::track(child.pid);
-    drop(gate);
-    Ok(child)
 }
 
 /// A confined start's spawn, handed from the JS thread straight to a
@@ -176,23 +144,6 @@ fn hand_to_confining_thread(
 
 const CHUNK: usize = 64 * 1024;
 
-/// Messages a supervisor takes.
-#[derive(Debug)]
-pub enum Control {
-    /// Stop the command's group with this signal (escalating to SIGKILL).
-    Kill(i32, KillReason),
-    /// Write these bytes to the command's input (then close a pipe when
-    /// `close`); reply with the count once the last byte is in.
-    Write {
-        /// The bytes.
-        data: Vec<u8>,
-        /// Close the pipe after them.
-        close: bool,
-        /// Where the count (or the failure) goes.
-        reply: WriteReply,
-    },
-}
-
 /// What the supervisor needs besides the record.
 pub struct Launch {
     /// The directory that passed the cwd check.
@@ -213,64 +164,6 @@ pub struct Launch {
     /// The budget and the cap (only the supervisor needs them, so the
     /// record does not keep them).
     pub limits: Limits,
-}
-
-/// A confined command's private temp directory: removed (without following
-/// symlinks) when dropped, which the supervisor does just before it
-/// publishes the settled state — or, for a command still running when the
-/// host process exits, by [`remove_unsettled_private_tmps`].
-#[derive(Debug)]
-pub struct PrivateTmp(std::path::PathBuf);
-
-/// The private temp directories of commands that have not settled.
-static UNSETTLED_TMPS: std::sync::Mutex<Vec<std::path::PathBuf>> =
-    std::sync::Mutex::new(Vec::new());
-
-fn unsettled_tmps() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
-    UNSETTLED_TMPS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl PrivateTmp {
-    /// Take charge of `dir`, a private temp directory just made.
-    pub fn new(dir: std::path::PathBuf) -> Self {
-        unsettled_tmps().push(dir.clone());
-        PrivateTmp(dir)
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for PrivateTmp {
-    fn drop(&mut self) {
-        {
-            let mut live = unsettled_tmps();
-            if let Some(i) = live.iter().position(|d| *d == self.0) {
-                live.swap_remove(i);
-            }
-        }
-        if remove_tmp(&self.0) {
-            crate::process::confine::tmp_removed(&self.0);
-        }
-    }
-}
-
-/// Remove a private temp directory: most commands leave it empty, and one
-/// rmdir removes it; otherwise the whole tree goes.
-fn remove_tmp(dir: &std::path::Path) -> bool {
-    std::fs::remove_dir(dir).is_ok() || std::fs::remove_dir_all(dir).is_ok()
-}
-
-/// The host process is exiting and its commands are being stopped: remove
-/// the private temp directories of those that have not settled (their
-/// supervisors will not run again to do it).
-pub fn remove_unsettled_private_tmps() {
-    let dirs = std::mem::take(&mut *unsettled_tmps());
-    for dir in dirs {
-        remove_tmp(&dir);
-    }
 }
 
 /// A command's budget and per-stream byte cap.
@@ -295,6 +188,8 @@ enum Stop {
     Killed(KillReason, i32),
     OutputLimit(Stream),
     WriteFailed(Stream, String),
+    /// A resource limit (SPEC §15), and the limits in force.
+    Limit(crate::process::limits::Kind, crate::process::limits::Limits),
 }
 
 /// Commands handed to a supervisor whose spawn has not returned yet.
@@ -319,29 +214,10 @@ pub fn launch(rec: Arc<Record>, mut l: Launch) {
     });
 }
 
-/// A future that turns a panic while it is polled into `Err` (the panic's
-/// message), so the task around it can still act.
-struct CatchPanic<F>(std::pin::Pin<Box<F>>);
-
-impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
-    type Output = Result<F::Output, String>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let inner = self.0.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
-            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
-            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(payload) => std::task::Poll::Ready(Err(payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_string()))),
-        }
-    }
-}
+/// Test hook: a command whose last argument is this panics at the start of
+/// its supervision while holding its record's lock (poisoning it).
+#[cfg(test)]
+pub(crate) const INJECT_PANIC: &str = "--nlc-test-inject-supervisor-panic";
 
 /// [`supervise`], and if it panicked, what settles the command anyway:
 /// nothing may wait on it forever.
@@ -366,6 +242,11 @@ async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingS
 }
 
 async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
+    #[cfg(test)]
+    if rec.argv.last().is_some_and(|a| a == INJECT_PANIC) {
+        let _held = rec.live.locked();
+        panic!("a panic injected into the supervision");
+    }
     let Launch {
         dir,
         env,
@@ -380,6 +261,8 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         confine.is_none(),
         "a confined start is handed over in launch"
     );
+    // Off the caller's thread, before the process exists (SPEC §15).
+    super::manifest::started(&rec);
     let spawned = match pending {
         Some(rx) => rx.await.unwrap_or_else(|_| {
             Err(std::io::Error::other(
@@ -428,12 +311,12 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         i.set_master(master);
     }
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         if live.state == State::Queued {
             live.state = State::Running;
         }
     }
-    let outcome = run(&rec, limits, child, files, &mut control).await;
+    let mut outcome = run(&rec, limits, child, files, &mut control).await;
     // Writes still queued are answered (closed) as the writer goes with `run`.
     if let Some(i) = &rec.input {
         i.close();
@@ -446,9 +329,22 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     signals::signal_group(pid, libc::SIGKILL);
     spawn::reap(pid);
     watchdog::untrack(pid);
+    // What it used, and a limit the kernel enforced on its own (the OOM
+    // killer), read before the cgroup goes.
+    let (usage, late) = limit_check(&rec, true);
+    if outcome.stop.is_none() {
+        outcome.stop = late;
+    }
     release_cgroup(&rec);
     for s in Stream::BOTH {
         rec.log(s).finish();
+    }
+    {
+        let limit = match &outcome.stop {
+            Some(Stop::Limit(k, _)) => Some(*k),
+            _ => None,
+        };
+        rec.live.locked().usage = crate::process::limits::Packed::new(usage, limit);
     }
     let (state, code, signal, mut error, killed) = describe(&rec, limits, &outcome);
     if outcome.descendants_held_pipes {
@@ -465,12 +361,34 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     finish(&rec, state, code, signal, error, killed).await;
 }
 
+/// Whether the command's tree went over a resource limit, and (with
+/// `settled`) what it used.
+fn limit_check(
+    rec: &Record,
+    settled: bool,
+) -> (Option<crate::process::limits::Usage>, Option<Stop>) {
+    use crate::process::limits;
+    let (mut usage, mut hit) = (None, None);
+    rec.cgroup(|c| {
+        if settled {
+            usage = limits::usage(c);
+        }
+        hit = limits::check(c)
+            .zip(limits::of(c))
+            .map(|(k, l)| Stop::Limit(k, l));
+    });
+    (usage, hit)
+}
+
 /// Give the command's cgroup back (what is left inside is killed first).
 fn release_cgroup(rec: &Record) {
     if let Some(c) = rec.take_cgroup() {
         c.release();
     }
 }
+
+/// How often a limited command's counters are looked at.
+const LIMIT_PERIOD: Duration = Duration::from_millis(25);
 
 struct Outcome {
     exit: Exit,
@@ -525,6 +443,11 @@ async fn run(
     let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
     let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
+    // Resource limits are looked at on a timer (SPEC §15).
+    let mut limited = false;
+    rec.cgroup(|c| limited = crate::process::limits::watched(c));
+    let limit_timer = sleep_until(if limited { start + LIMIT_PERIOD } else { far });
+    tokio::pin!(limit_timer);
     let (mut escalating, mut draining, mut listening) = (false, false, true);
 
     let mut exit: Option<Exit> = None;
@@ -617,6 +540,12 @@ async fn run(
             _ = &mut input_timer, if input_watch.armed() && exit.is_none() => {
                 input_watch.check(pid, &writer, input_timer.as_mut());
             }
+            _ = &mut limit_timer, if limited && stop.is_none() && exit.is_none() => {
+                match limit_check(rec, false).1 {
+                    Some(why) => begin_stop!(why, libc::SIGKILL),
+                    None => limit_timer.as_mut().reset(Instant::now() + LIMIT_PERIOD),
+                }
+            }
             _ = &mut escalate_timer, if escalating => {
                 rec.signal_tree(libc::SIGKILL);
                 escalating = false;
@@ -635,187 +564,6 @@ async fn run(
         exit,
         stop,
         descendants_held_pipes: held,
-    }
-}
-
-/// The watch for a command blocked on its input (SPEC §15): a timer armed
-/// whenever the command goes quiet, which looks at its processes in /proc
-/// once it has been quiet for `inputWaitMs`, and again every `inputWaitMs`
-/// while it stays quiet. Commands without an input (or where the platform
-/// cannot tell) never arm it.
-struct InputWatch<'a> {
-    rec: &'a Record,
-    /// What the command reads, as the kernel names it (`None`: no watch).
-    target: Option<crate::process::input_wait::Target>,
-    wait: Duration,
-    /// The disarmed timer's deadline.
-    far: Instant,
-}
-
-impl<'a> InputWatch<'a> {
-    /// Looks between two checks of a command that stays quiet, at least.
-    const MIN_PERIOD: Duration = Duration::from_millis(100);
-
-    fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>, far: Instant) -> Self {
-        use crate::process::input_wait;
-        let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
-        let target = match &writer.tx {
-            Some(tx) if input_wait::supported() => input_wait::target_of(tx.as_fd(), terminal),
-            _ => None,
-        };
-        InputWatch {
-            rec,
-            target,
-            wait: crate::policy::duration_ms(wait_ms),
-            far,
-        }
-    }
-
-    fn first(&self, start: Instant) -> Instant {
-        if self.target.is_some() {
-            start + self.wait
-        } else {
-            self.far
-        }
-    }
-
-    fn armed(&self) -> bool {
-        self.target.is_some()
-    }
-
-    /// The command printed, or got input: it is not waiting; look again
-    /// once it has been quiet for `inputWaitMs`.
-    fn active(&self, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
-        if self.target.is_none() {
-            return;
-        }
-        if let Some(i) = &self.rec.input {
-            i.set_waiting(false);
-        }
-        timer.reset(Instant::now() + self.wait);
-    }
-
-    /// Quiet for `inputWaitMs`: is it blocked on its input?
-    fn check(&self, pid: i32, writer: &Writer<'_>, timer: std::pin::Pin<&mut tokio::time::Sleep>) {
-        let (Some(t), Some(input), Some(tx)) = (&self.target, &self.rec.input, &writer.tx) else {
-            // Its input is closed: it reads end of file from now on.
-            if let Some(i) = &self.rec.input {
-                i.set_waiting(false);
-            }
-            timer.reset(self.far);
-            return;
-        };
-        if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
-            crate::runtime::emit(
-                super::registry::listener_of(self.rec.host),
-                crate::runtime::Event::WaitingForInput(self.rec.task_id()),
-            );
-        }
-        timer.reset(Instant::now() + self.wait.max(Self::MIN_PERIOD));
-    }
-}
-
-/// One queued write.
-struct Pending {
-    data: Vec<u8>,
-    done: usize,
-    close: bool,
-    reply: WriteReply,
-}
-
-/// The write end of a command's input and the writes queued for it.
-struct Writer<'a> {
-    rec: &'a Record,
-    tx: Option<pipe::Sender>,
-    queue: VecDeque<Pending>,
-}
-
-impl<'a> Writer<'a> {
-    fn new(rec: &'a Record, fd: Option<OwnedFd>) -> Self {
-        // A pipe is checked as one; a terminal's master side is a character
-        // device, which tokio drives the same way.
-        let tx = fd.and_then(|fd| {
-            if rec.input.as_ref().is_some_and(|i| i.terminal) {
-                pipe::Sender::from_owned_fd_unchecked(fd).ok()
-            } else {
-                pipe::Sender::from_owned_fd(fd).ok()
-            }
-        });
-        Writer {
-            rec,
-            tx,
-            queue: VecDeque::new(),
-        }
-    }
-
-    fn push(&mut self, data: Vec<u8>, close: bool, reply: WriteReply) {
-        if self.tx.is_none() {
-            let _ = reply.send(Err(WriteFailure::Closed));
-            return;
-        }
-        self.queue.push_back(Pending {
-            data,
-            done: 0,
-            close,
-            reply,
-        });
-    }
-
-    fn busy(&self) -> bool {
-        self.tx.is_some() && !self.queue.is_empty()
-    }
-
-    /// Write what the pipe takes of the oldest queued write.
-    async fn write_some(&mut self) -> std::io::Result<usize> {
-        let (Some(tx), Some(p)) = (self.tx.as_mut(), self.queue.front()) else {
-            return Ok(0);
-        };
-        if p.done == p.data.len() {
-            return Ok(0);
-        }
-        tx.write(&p.data[p.done..]).await
-    }
-
-    fn wrote(&mut self, r: std::io::Result<usize>) {
-        match r {
-            Ok(n) => {
-                let Some(p) = self.queue.front_mut() else {
-                    return;
-                };
-                p.done += n;
-                if p.done < p.data.len() {
-                    return;
-                }
-                let p = self.queue.pop_front().expect("front exists");
-                if p.close {
-                    // Dropping the write end is the end of file the command reads.
-                    self.tx = None;
-                    if let Some(i) = &self.rec.input {
-                        i.close();
-                    }
-                }
-                let _ = p.reply.send(Ok(p.data.len()));
-                if self.tx.is_none() {
-                    self.fail_all();
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            // EPIPE (a pipe nobody reads) or EIO (a terminal nobody holds):
-            // the command closed its input.
-            Err(_) => {
-                self.tx = None;
-                if let Some(i) = &self.rec.input {
-                    i.close();
-                }
-                self.fail_all();
-            }
-        }
-    }
-
-    fn fail_all(&mut self) {
-        for p in self.queue.drain(..) {
-            let _ = p.reply.send(Err(WriteFailure::Closed));
-        }
     }
 }
 
@@ -926,6 +674,16 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
             )),
             true,
         ),
+        Some(Stop::Limit(k, l)) => (
+            State::Killed,
+            code,
+            signal,
+            Some(format!(
+                "The command was stopped because {}{ended_by}; its output up to then is banked in full. Raise the limit or make the command use less.",
+                crate::process::limits::describe(*k, l)
+            )),
+            true,
+        ),
         Some(Stop::WriteFailed(s, e)) => (
             State::Killed,
             code,
@@ -954,51 +712,6 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
     }
 }
 
-/// Awaits waiting on the host's own thread, by task counter: the binding
-/// enters a command here when an await on the thread its settled event goes
-/// to finds it unsettled, and resolves those awaits when that event arrives,
-/// with the status built here when the command settled (so the host's
-/// thread does not build it, and no engine task per await is woken just to
-/// hand it over). `None` until it settled.
-static HOST_WAITS: std::sync::LazyLock<
-    std::sync::Mutex<std::collections::HashMap<u64, Option<super::record::Status>>>,
-> = std::sync::LazyLock::new(Default::default);
-
-/// An await of `rec` on the host's thread will be resolved by its settled
-/// event (see [`HOST_WAITS`]).
-pub fn await_on_host_thread(rec: &Record) {
-    HOST_WAITS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(rec.seq)
-        .or_insert(None);
-}
-
-/// The settled status of `rec` for the awaits its settled event resolves on
-/// the host's thread (`None`: no await waits there), marked looked at: the
-/// one built when it settled, or one built now (an await entered after the
-/// settle had passed that point).
-pub fn take_host_wait_status(rec: &Record) -> Option<super::record::Status> {
-    let built = HOST_WAITS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&rec.seq)?;
-    Some(built.unwrap_or_else(|| rec.status(true, bank::builtin_ref)))
-}
-
-/// Once `rec` settled: build the status its awaits on the host's thread
-/// get, if any waits (outside the table's lock: building may read the logs).
-fn fill_host_waits(rec: &Record) {
-    let waits = || HOST_WAITS.lock().unwrap_or_else(|e| e.into_inner());
-    if !waits().contains_key(&rec.seq) {
-        return;
-    }
-    let status = rec.status(true, bank::builtin_ref);
-    if let Some(slot) = waits().get_mut(&rec.seq) {
-        *slot = Some(status);
-    }
-}
-
 async fn finish(
     rec: &Arc<Record>,
     state: State,
@@ -1008,20 +721,21 @@ async fn finish(
     killed: bool,
 ) {
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         live.ended = Some(std::time::Instant::now());
         live.killed = killed;
     }
     rec.close_link();
     let refs = bank::bank(rec).await;
     {
-        let mut live = rec.live.lock().unwrap();
+        let mut live = rec.live.locked();
         live.exit_code = code;
         live.signal = signal;
         live.error = error;
         live.refs = Some(refs);
         live.state = state;
     }
+    super::manifest::settled(rec);
     // Queued for removal before the settled state is published, so whoever
     // sees it settled also finds it in the queue.
     super::retention::on_settled(rec);

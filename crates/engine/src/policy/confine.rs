@@ -386,6 +386,55 @@ fn protect_list(what: &str, list: &[String]) -> EngineResult<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// How many submodule git directories of one repository are protected at
+/// most (nested ones included).
+const SUBMODULES_SCANNED: usize = 64;
+
+/// The git directories of the submodules of the repository whose git
+/// directory is `git` (`modules/<name>`, names with slashes and nested
+/// submodules included), each with its checkout's gitfile (`<worktree>/.git`,
+/// from the module's `core.worktree`) when it is a file. What git itself
+/// reads when the user's `git status` recurses into them.
+fn submodules(git: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![(git.join("modules"), 0usize)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if found.len() >= SUBMODULES_SCANNED {
+                return found;
+            }
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let d = e.path();
+            if d.join("HEAD").is_file() {
+                let worktree = std::fs::read_to_string(d.join("config"))
+                    .ok()
+                    .and_then(|c| {
+                        c.lines().find_map(|l| {
+                            let (k, v) = l.split_once('=')?;
+                            (k.trim() == "worktree").then(|| v.trim().to_string())
+                        })
+                    })
+                    .and_then(|w| std::fs::canonicalize(d.join(w)).ok())
+                    .map(|w| w.join(".git"))
+                    .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file()));
+                found.push((d.clone(), worktree));
+                if depth < 8 {
+                    dirs.push((d.join("modules"), depth + 1));
+                }
+            } else if depth < 8 {
+                // A name with a slash: `modules/a/b`.
+                dirs.push((d, depth + 1));
+            }
+        }
+    }
+    found
+}
+
 /// How many entries of a write tree are looked at for repositories
 /// directly below it.
 const CHILDREN_SCANNED: usize = 256;
@@ -396,8 +445,10 @@ const CHILDREN_SCANNED: usize = 256;
 /// in each of its immediate children (the first 256 entries) — `.git`
 /// pinned (a mount point cannot be renamed or removed) and its `hooks` and
 /// `config` read-only; for a linked worktree (`.git` a file), the file, and
-/// its git directory's and common directory's `config` and `hooks`; then
-/// each `extra` path that exists under a write tree. A missing `hooks`
+/// its git directory's and common directory's `config` and `hooks`; for
+/// each submodule of a repository, its git directory's `hooks` and `config`
+/// and its checkout's gitfile; then each `extra` path that exists under a
+/// write tree. A missing `hooks`
 /// directory is made (empty, as `git init` makes it) so it can be protected.
 pub fn protected(write: &[PathBuf], extra: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     let mut gits: Vec<PathBuf> = Vec::new();
@@ -449,6 +500,12 @@ pub fn protected(write: &[PathBuf], extra: &[PathBuf]) -> Vec<(PathBuf, bool)> {
         if m.is_dir() {
             push(g.clone(), true, &mut out);
             git_dir_parts(&g, &mut out);
+            for (module, gitfile) in submodules(&g) {
+                git_dir_parts(&module, &mut out);
+                if let Some(f) = gitfile.filter(|f| write.iter().any(|w| f.starts_with(w))) {
+                    push(f, false, &mut out);
+                }
+            }
         } else if m.is_file() {
             push(g.clone(), false, &mut out);
             // gitdir: <path> → the worktree's git directory, whose

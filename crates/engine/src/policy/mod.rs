@@ -5,7 +5,10 @@
 
 pub mod confine;
 pub mod cwd;
+pub mod limits;
+pub mod numbers;
 pub mod validate;
 
 pub use crate::errors::js_number;
+pub use numbers::*;
 pub use validate::*;

@@ -2,7 +2,7 @@
 //! run before any process exists (the README's "Starting: the checks, in
 //! order", steps 2–4 and 7).
 
-use crate::errors::js_number;
+use super::numbers::{bytes_or, positive, positive_or};
 use crate::errors::{EngineError, EngineResult};
 
 /// Default command budget.
@@ -33,6 +33,8 @@ pub struct Policy {
     pub idle_timeout_ms: Option<f64>,
     /// Default `inputWaitMs` of the commands it starts.
     pub input_wait_ms: f64,
+    /// Resource limits of every command's tree (SPEC §15); a start may narrow them.
+    pub limits: Option<crate::process::limits::Limits>,
 }
 
 /// The numeric fields of a policy as the caller gave them (absent = default).
@@ -54,6 +56,8 @@ pub struct PolicyInput {
     pub idle_timeout_ms: Option<f64>,
     /// `inputWaitMs`.
     pub input_wait_ms: Option<f64>,
+    /// `limits`.
+    pub limits: Option<crate::process::limits::LimitsInput>,
 }
 
 impl Policy {
@@ -98,35 +102,13 @@ impl Policy {
                 .map(|v| positive("idleTimeoutMs", v))
                 .transpose()?,
             input_wait_ms: positive_or("inputWaitMs", input.input_wait_ms, DEFAULT_INPUT_WAIT_MS)?,
+            limits: input
+                .limits
+                .map(|l| super::limits::validate(&l, "policy.limits"))
+                .transpose()?
+                .filter(|l| !l.is_empty()),
         })
     }
-}
-
-/// Refuse a number that is not positive and finite, naming the field.
-pub fn positive(name: &str, value: f64) -> EngineResult<f64> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(EngineError::BadInput(format!(
-            "{name} must be a positive finite number of {} (got {})",
-            if name.ends_with("Bytes") {
-                "bytes"
-            } else {
-                "milliseconds"
-            },
-            js_number(value)
-        )))
-    }
-}
-
-/// A positive number or the default when absent.
-pub fn positive_or(name: &str, value: Option<f64>, default: f64) -> EngineResult<f64> {
-    value.map_or(Ok(default), |v| positive(name, v))
-}
-
-/// A byte count: positive, finite, rounded up to a whole byte.
-pub fn bytes_or(name: &str, value: Option<f64>, default: u64) -> EngineResult<u64> {
-    value.map_or(Ok(default), |v| positive(name, v).map(|v| v.ceil() as u64))
 }
 
 /// Milliseconds as a Duration, saturating (a budget of 1e300 ms is "never").

@@ -15,10 +15,9 @@
 //! `CLONE_INTO_CGROUP`, see [`super::clone3`]; where the kernel lacks that,
 //! the child writes `0` to the directory's `cgroup.procs` before its exec),
 //! so the command and everything it will ever start are inside before it
-//! runs a single instruction of its own. (A start made by posix_spawn — a
-//! terminal, a confined start with a private temp directory — is moved in
-//! by the parent right after the spawn returns; see
-//! [`super::spawn`].) Stopping the tree is one write of `1` to `cgroup.kill`, which reaches
+//! runs a single instruction of its own — every Linux start goes through
+//! that spawn: piped, on a terminal, confined or not. Stopping the tree is
+//! one write of `1` to `cgroup.kill`, which reaches
 //! every process inside, whatever its group or session. A directory whose
 //! processes are all gone is kept for the next command instead of being
 //! removed, so a start makes no `mkdir` and a settle no `rmdir` in the
@@ -68,6 +67,17 @@ pub struct Cgroup {
     /// `CLONE_INTO_CGROUP` is killed at birth (the kill's sequence number is
     /// compared with the parent's cgroup's, not the target's).
     killed: std::sync::atomic::AtomicBool,
+    /// The resource limits it enforces, when the start set any (SPEC §15).
+    limits: Option<Box<dyn Attached>>,
+}
+
+/// What a start attaches to its cgroup: the resource limits it set
+/// ([`super::limits`], which builds on this module and is reached back
+/// only through this trait).
+pub trait Attached: std::fmt::Debug + Send + Sync + std::any::Any {
+    /// The `cgroup.procs` of the further (v1) directories the child enters
+    /// before its exec.
+    fn v1_procs(&self) -> [Option<BorrowedFd<'_>>; 2];
 }
 
 /// A command's cgroup as the spawn takes it.
@@ -77,6 +87,9 @@ pub struct Handle<'a> {
     pub dir: BorrowedFd<'a>,
     /// Its `cgroup.procs`, open for writing.
     pub procs: BorrowedFd<'a>,
+    /// The `cgroup.procs` of the v1 directories holding its limits, which
+    /// the child enters before its exec.
+    pub extra: [Option<BorrowedFd<'a>>; 2],
 }
 
 /// [`Handle`]'s descriptors, owned (a confined start takes them to its
@@ -87,6 +100,8 @@ pub struct OwnedHandle {
     pub dir: OwnedFd,
     /// Its `cgroup.procs`, open for writing.
     pub procs: OwnedFd,
+    /// [`Handle::extra`].
+    pub extra: [Option<OwnedFd>; 2],
 }
 
 impl OwnedHandle {
@@ -95,6 +110,7 @@ impl OwnedHandle {
         Handle {
             dir: self.dir.as_fd(),
             procs: self.procs.as_fd(),
+            extra: [0, 1].map(|i| self.extra[i].as_ref().map(|f| f.as_fd())),
         }
     }
 }
@@ -237,6 +253,7 @@ impl Cgroup {
                     dir,
                     procs,
                     killed: std::sync::atomic::AtomicBool::new(false),
+                    limits: None,
                 })
             })
         };
@@ -271,15 +288,34 @@ impl Cgroup {
         Handle {
             dir: self.dir.as_fd(),
             procs: self.procs.as_fd(),
+            extra: self.limits.as_ref().map_or([None, None], |l| l.v1_procs()),
         }
     }
 
     /// Copies of [`Cgroup::handle`]'s descriptors, for another thread.
     pub fn owned_handle(&self) -> std::io::Result<OwnedHandle> {
+        let h = self.handle();
+        let copy = |f: Option<BorrowedFd<'_>>| f.map(|f| f.try_clone_to_owned()).transpose();
         Ok(OwnedHandle {
             dir: self.dir.try_clone()?,
             procs: self.procs.try_clone()?,
+            extra: [copy(h.extra[0])?, copy(h.extra[1])?],
         })
+    }
+
+    /// Its directory, open (its counters are read relative to it).
+    pub fn dir(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
+    /// Give it the limits the start set ([`super::limits::take`]).
+    pub fn attach_limits(&mut self, l: Box<dyn Attached>) {
+        self.limits = Some(l);
+    }
+
+    /// The limits it enforces, as attached.
+    pub fn limits(&self) -> Option<&dyn Attached> {
+        self.limits.as_deref()
     }
 
     /// Its `cgroup.procs`, open for reading.
@@ -386,10 +422,14 @@ impl Cgroup {
             dir,
             procs,
             killed,
+            limits,
         } = self;
         drop((dir, procs));
+        // A directory that held limits carries their settings: never reused.
+        let limited = limits.is_some();
+        drop(limits);
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < KEEP && !killed.into_inner() {
+        if idle.len() < KEEP && !killed.into_inner() && !limited {
             idle.push(n);
         } else if let Some(b) = base() {
             drop(idle);
@@ -447,6 +487,80 @@ mod tests {
         let exit = crate::process::spawn::peek_exit(s.pid, true).unwrap();
         crate::process::spawn::reap(s.pid);
         (out, exit)
+    }
+
+    /// Every kind of start — piped, with a stdin pipe, with a private temp
+    /// directory, on a terminal — is created in its cgroup: the handle's
+    /// `cgroup.procs` is open read-only here, so a move into the cgroup
+    /// (from the parent after the spawn, or by the child) would fail the
+    /// start; and the command finds itself inside from its first
+    /// instruction (its first act here prints its cgroup).
+    #[test]
+    fn every_kind_of_start_is_born_in_its_cgroup() {
+        use crate::process::spawn::{peek_exit, reap, spawn, Exit, Input};
+        let Some(c) = Cgroup::take() else {
+            assert!(
+                rustix::process::geteuid().as_raw() != 0 || base_path().is_none(),
+                "root with a cgroup v2 hierarchy gets a cgroup"
+            );
+            return;
+        };
+        // Under qemu-user (no clone3) the child writes cgroup.procs itself.
+        let qemu = std::env::var_os("NLC_TEST_QEMU").is_some_and(|v| v == "1");
+        let read_only = rustix::fs::openat(
+            &c.dir,
+            "cgroup.procs",
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let handle = Handle {
+            dir: c.dir.as_fd(),
+            procs: if qemu {
+                c.procs.as_fd()
+            } else {
+                read_only.as_fd()
+            },
+            extra: [None, None],
+        };
+        let own = format!("/neurolink-commands-{}/{}", std::process::id(), c.n);
+        let d = tempfile::tempdir().unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), ".").unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let argv: Vec<String> = ["/bin/sh", "-c", "grep '^0::' /proc/self/cgroup > cg"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let kinds = [
+            (Input::Null, None),
+            (Input::Pipe, None),
+            (Input::Null, Some(tmp.path())),
+            (Input::Terminal { cols: 80, rows: 24 }, None),
+        ];
+        for (input, tmp) in kinds {
+            let _ = std::fs::remove_file(d.path().join("cg"));
+            let s = crate::process::unless_busy(|| {
+                spawn(&crate::process::transform::Request {
+                    argv: &argv,
+                    dir: held.fd.as_fd(),
+                    env: None,
+                    input,
+                    tmp,
+                    cgroup: Some(handle),
+                })
+            })
+            .unwrap_or_else(|e| panic!("{input:?} {tmp:?}: {e}"));
+            assert_eq!(peek_exit(s.pid, true), Some(Exit::Code(0)), "{input:?}");
+            reap(s.pid);
+            let cg = std::fs::read_to_string(d.path().join("cg")).unwrap();
+            assert!(cg.trim_end().ends_with(&own), "{input:?} {tmp:?}: {cg}");
+        }
+        // Control: the read-only handle refuses a move into the cgroup.
+        assert_eq!(
+            rustix::io::write(&read_only, std::process::id().to_string().as_bytes()),
+            Err(rustix::io::Errno::BADF)
+        );
+        c.release();
     }
 
     #[test]

@@ -25,181 +25,17 @@
 //! of its own: a domain is never shared between two commands.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
+pub use super::plan::{Counter, Grant, Level, Plan, DEVICE_NODES};
+pub use super::probe::{
+    missing, missing_at, namespaces_why_not, support, Support, NEEDED_ABI, TEST_ABI_VAR,
+    TEST_SECCOMP_VAR,
+};
 use super::spawn::Spawned;
-
-/// The Landlock ABI confinement needs: file rights with truncation (3), TCP
-/// rules (4), signal and abstract-socket scopes (6).
-pub const NEEDED_ABI: u32 = 6;
-
-/// Test-only: caps the Landlock ABI the engine believes the kernel offers
-/// (read once per process). Used by the test suites to show the fail-closed
-/// refusal on a kernel that does have Landlock; never set it in production.
-pub const TEST_ABI_VAR: &str = "NEUROLINK_COMMANDS_TEST_LANDLOCK_ABI";
-/// Test-only: `0` makes the engine believe the kernel has no seccomp filters.
-pub const TEST_SECCOMP_VAR: &str = "NEUROLINK_COMMANDS_TEST_SECCOMP";
-
-/// What this kernel can enforce (`confinementSupport()`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Support {
-    /// The Landlock ABI version (0: none).
-    pub landlock_abi: u32,
-    /// Files can be confined (ABI ≥ 3: including truncation).
-    pub filesystem: bool,
-    /// TCP connect/bind can be refused (ABI ≥ 4).
-    pub network: bool,
-    /// Signals and abstract unix sockets are scoped (ABI ≥ 6).
-    pub signals: bool,
-    /// seccomp filters are available (for the socket-family filter).
-    pub seccomp: bool,
-    /// The engine can start a command in new user, mount and PID (and
-    /// network) namespaces: the `"full"` level's sandbox.
-    pub namespaces: bool,
-}
-
-/// How much of the confinement a policy asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Level {
-    /// Landlock, seccomp and the namespace sandbox (SPEC §8 in full).
-    #[default]
-    Full,
-    /// Landlock and seccomp only, on a host that refuses user namespaces:
-    /// the gaps the documentation lists remain.
-    Landlock,
-}
-
-/// This kernel's support, measured once.
-pub fn support() -> Support {
-    static S: OnceLock<Support> = OnceLock::new();
-    *S.get_or_init(|| {
-        let mut abi = kernel_abi();
-        if let Some(cap) = std::env::var(TEST_ABI_VAR)
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-        {
-            abi = abi.min(cap);
-        }
-        let seccomp = kernel_seccomp() && std::env::var(TEST_SECCOMP_VAR).as_deref() != Ok("0");
-        Support {
-            landlock_abi: abi,
-            filesystem: abi >= 3,
-            network: abi >= 4,
-            signals: abi >= 6,
-            seccomp,
-            namespaces: namespaces_available().is_ok(),
-        }
-    })
-}
-
-/// Why the namespace sandbox cannot be made here (`None`: it can).
-pub fn namespaces_why_not() -> Option<String> {
-    namespaces_available().err()
-}
-
-/// Whether the namespace sandbox can be made here (the reason when not).
-fn namespaces_available() -> Result<(), String> {
-    #[cfg(target_os = "linux")]
-    {
-        super::sandbox::available()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        Err("namespaces are a Linux feature".into())
-    }
-}
-
-/// What this kernel lacks to enforce a `"full"` confinement (with or
-/// without network), phrased for a refusal; `None` when it can enforce all
-/// of it.
-pub fn missing(network: bool) -> Option<String> {
-    missing_at(network, Level::Full)
-}
-
-/// What this kernel or host lacks to enforce a confinement of `level`.
-pub fn missing_at(network: bool, level: Level) -> Option<String> {
-    let base = missing_landlock(network);
-    if level == Level::Landlock || cfg!(not(target_os = "linux")) {
-        return base;
-    }
-    // Landlock's own absence is told first: without it nothing runs
-    // confined, whatever the level.
-    if base.is_some() {
-        return base;
-    }
-    namespaces_available().err().map(|why| {
-        format!(
-            "{why}. The \"full\" level runs every confined command in its own user, mount and PID namespaces; without them the start is refused. Ways out: allow user namespaces (sysctl user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns=0, or the container's seccomp profile), set confine.level: \"landlock\" in the policy (Landlock and seccomp only, with the gaps the documentation lists), or confine: false"
-        )
-    })
-}
-
-fn missing_landlock(network: bool) -> Option<String> {
-    if cfg!(not(target_os = "linux")) {
-        return Some(format!(
-            "kernel confinement (Landlock and seccomp) is available on Linux only, and this is {}",
-            std::env::consts::OS
-        ));
-    }
-    let s = support();
-    let mut lacks = Vec::new();
-    if s.landlock_abi < NEEDED_ABI {
-        lacks.push(format!(
-            "Landlock ABI {NEEDED_ABI} (files, TCP and signal scoping; Linux 6.12 or later with Landlock enabled) is needed, this kernel offers {}",
-            if s.landlock_abi == 0 {
-                "none (ABI 0)".to_string()
-            } else {
-                format!("ABI {}", s.landlock_abi)
-            }
-        ));
-    }
-    if !s.seccomp {
-        lacks.push(
-            if network {
-                "seccomp filters (to refuse BPF, perf events, keyrings, device nodes and terminal input injection) are not available"
-            } else {
-                "seccomp filters (to refuse BPF, perf events, keyrings, device nodes, terminal input injection, and UDP and non-unix sockets under network: false) are not available"
-            }
-            .to_string(),
-        );
-    }
-    (!lacks.is_empty()).then(|| lacks.join("; "))
-}
-
-/// How a rule grants a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grant {
-    /// Read and execute files, list directories.
-    Read,
-    /// Everything, recursively.
-    Write,
-    /// Read and write an existing file (a device node), or the files below a
-    /// directory of device nodes (`/dev/pts`), without creating any.
-    Device,
-}
-
-/// The rules one confined start applies, resolved before the process exists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// The fixed system paths (program and system trees, device nodes) and
-    /// how they are granted: opened the first time, kept for every later
-    /// start.
-    pub system: std::sync::Arc<[(PathBuf, Grant)]>,
-    /// Other paths and how they are granted; a path missing when the
-    /// ruleset is built is not granted.
-    pub rules: Vec<(PathBuf, Grant)>,
-    /// The command's private temp directory (writable), opened afresh:
-    /// unlike the other paths, its descriptor is not kept for later starts.
-    pub private_tmp: Option<PathBuf>,
-    /// Whether the network stays reachable.
-    pub network: bool,
-    /// Paths inside write trees kept read-only (`false`) or pinned as mount
-    /// points of themselves so they cannot be renamed or removed (`true`:
-    /// a repository's `.git`), in the order they are bound.
-    pub protect: Vec<(PathBuf, bool)>,
-    /// The level asked for.
-    pub level: Level,
-}
+#[cfg(target_os = "linux")]
+use super::tmp_dir::premake_private_tmp;
+use super::tmp_dir::tmp_base;
+pub use super::tmp_dir::{discard_premade, make_private_tmp, take_private_tmp};
 
 /// `argv[0]`'s directory, found as the spawn finds the program (PATH of the
 /// replacing environment, else the host's), and its real directory.
@@ -295,106 +131,6 @@ pub fn spawn_detached(start: Start, guard: Guard, deliver: Deliver) {
     }));
 }
 
-/// The private temp directory made ahead of time for the next confined
-/// start (its path names the base it is in).
-static PREMADE: std::sync::Mutex<Premade> = std::sync::Mutex::new(Premade {
-    dir: None,
-    closed: false,
-});
-
-/// The directory made ahead, and whether the host is exiting (then no more
-/// are made: one made after the exit's cleanup would be left behind).
-struct Premade {
-    dir: Option<PathBuf>,
-    closed: bool,
-}
-
-/// Makes private temp directory names unique within this process.
-static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// A new private temp directory under `base`: mode 0700, made exclusively,
-/// named `neurolink-commands-tmp-<pid>-<n>`.
-pub fn make_private_tmp(base: &Path) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let n = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = base.join(format!("neurolink-commands-tmp-{}-{n}", std::process::id()));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
-}
-
-/// The private temp directory made ahead under `base`, when there is one
-/// and it is still as it was made (a directory, not a link, of this user,
-/// mode 0700); `None` sends the caller to [`make_private_tmp`].
-///
-/// A confined start's directory is made this way off the start's path: the
-/// engine's spawner thread makes the next one once a confined process is
-/// spawned (a mkdir costs tens of microseconds on a busy ext4 `/tmp`).
-pub fn take_private_tmp(base: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let dir = PREMADE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .dir
-        .take()?;
-    let fits = dir.parent() == Some(base)
-        && std::fs::symlink_metadata(&dir).is_ok_and(|m| {
-            m.file_type().is_dir()
-                && m.mode() & 0o7777 == 0o700
-                && m.uid() == rustix::process::geteuid().as_raw()
-        });
-    if fits {
-        return Some(dir);
-    }
-    let _ = std::fs::remove_dir(&dir);
-    None
-}
-
-/// Make the next confined start's private temp directory under `base`,
-/// unless one is waiting already.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn premake_private_tmp(base: &Path) {
-    // Made under the lock: the exit's cleanup either finds it in the slot or
-    // comes first and closes the slot, so none is left behind.
-    let mut slot = PREMADE.lock().unwrap_or_else(|e| e.into_inner());
-    if slot.closed || slot.dir.is_some() {
-        return;
-    }
-    slot.dir = make_private_tmp(base).ok();
-}
-
-/// Remove the directory made ahead, if any, and make no more (the host
-/// process is exiting).
-pub fn discard_premade() {
-    let dir = {
-        let mut slot = PREMADE.lock().unwrap_or_else(|e| e.into_inner());
-        slot.closed = true;
-        slot.dir.take()
-    };
-    if let Some(dir) = dir {
-        let _ = std::fs::remove_dir(dir);
-    }
-}
-
-/// The base a plan's private temp directory is in.
-fn tmp_base(plan: &Plan) -> Option<PathBuf> {
-    plan.private_tmp
-        .as_deref()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-}
-
-/// Device nodes a command needs (standard streams, the controlling
-/// terminal, randomness): granted by the Landlock rules, bound into the
-/// namespace sandbox's `/dev`.
-pub const DEVICE_NODES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-];
-
 /// One confined spawn handed to a confining thread (Linux only: elsewhere
 /// every confined start is refused before it gets here).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -475,30 +211,6 @@ mod imp {
     use std::path::{Path, PathBuf};
     use std::sync::mpsc::SyncSender;
     use std::sync::{Arc, Mutex, OnceLock};
-
-    pub fn kernel_abi() -> u32 {
-        // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-        // only asks for the ABI version; it reads no memory and creates nothing.
-        let v = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-                1u32,
-            )
-        };
-        if v > 0 {
-            v as u32
-        } else {
-            0
-        }
-    }
-
-    pub fn kernel_seccomp() -> bool {
-        std::fs::read_to_string("/proc/self/status")
-            .map(|s| s.lines().any(|l| l.starts_with("Seccomp_filters:")))
-            .unwrap_or(false)
-    }
 
     fn ll(e: impl std::fmt::Display) -> io::Error {
         io::Error::other(format!("confinement could not be applied: {e}"))
@@ -992,14 +704,6 @@ mod imp {
 
     pub fn tmp_removed(_dir: &std::path::Path) {}
 
-    pub fn kernel_abi() -> u32 {
-        0
-    }
-
-    pub fn kernel_seccomp() -> bool {
-        false
-    }
-
     pub fn restrict_this_thread(_plan: &Plan) -> std::io::Result<()> {
         Err(std::io::Error::other(
             "kernel confinement is available on Linux only",
@@ -1018,8 +722,6 @@ mod imp {
     }
 }
 
-use imp::{kernel_abi, kernel_seccomp};
-
 /// Tell `refused` of the sockets the kernel refuses the confined command led
 /// by `pid` (started without network), as they are refused.
 pub fn count_refusals(pid: i32, refused: Counter) {
@@ -1028,9 +730,6 @@ pub fn count_refusals(pid: i32, refused: Counter) {
     #[cfg(not(target_os = "linux"))]
     let _ = (pid, refused);
 }
-
-/// Told how many more sockets a command was refused (see [`count_refusals`]).
-pub type Counter = Box<dyn Fn(u32) + Send + Sync>;
 
 /// A confined command's private temp directory `dir` is removed: a kept
 /// ruleset that granted it may be reused (see the Linux `ruleset_for`).

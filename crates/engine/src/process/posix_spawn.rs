@@ -1,6 +1,7 @@
 //! The engine's own posix_spawn, for the start `std::process::Command`
 //! cannot express: a new session whose controlling terminal is a
-//! pseudo-terminal.
+//! pseudo-terminal. macOS starts every command through it; Linux through
+//! the clone-based spawn ([`super::vfork`]).
 //!
 //! Theory of operation: glibc's posix_spawn creates the child with
 //! `CLONE_VM | CLONE_VFORK` (no copy of the host's memory, no fork) and, in

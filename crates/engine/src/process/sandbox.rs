@@ -22,13 +22,17 @@
 //!    of the new PID namespace, and the protected paths inside write trees
 //!    bound read-only over them (a mount point can be neither renamed nor
 //!    removed);
-//! 4. `pivot_root` into it, the old root detached, the checked directory
-//!    entered by its path in the view and compared (device and inode) with
-//!    the descriptor held since the cwd check;
+//! 4. the view moved over `/` and made the root (`MS_MOVE`, `chroot`): the
+//!    host's tree stays mounted beneath it, out of reach (see [`enter`]) —
+//!    unmounting it cost every start an RCU grace period; the checked
+//!    directory entered by its path in the view and compared (device and
+//!    inode) with the descriptor held since the cwd check;
 //! 5. every capability dropped, the bounding set emptied.
 //!
 //! The command is PID 1 of its PID namespace: when it ends, the kernel kills
-//! everything left in it. No pathname socket outside the write trees is in
+//! everything left in it. The engine holds the view's mount namespace until
+//! then ([`hold_namespace`]), so that its teardown (another RCU grace
+//! period) is not part of the command's exit. No pathname socket outside the write trees is in
 //! the view, and a new network namespace (network off) hides the host's
 //! abstract sockets.
 
@@ -449,6 +453,244 @@ impl View {
     }
 }
 
+/// The mount namespaces of sandboxed commands, each held from its start
+/// until its command has exited, and then let go on a thread of its own.
+///
+/// Why: the last reference to a mount namespace tears it down, and that
+/// waits for an RCU grace period (about a millisecond on a small virtual
+/// machine, several under load). Dropped by the command's own exit, the
+/// wait would come before its parent is told of the exit, so every
+/// confined command would settle that much later. Held here, the exit
+/// drops a reference only, and the teardown runs on this thread.
+struct Held {
+    /// Which one (the keeper's poll refers to it by this).
+    id: u64,
+    /// Readable once the command has exited.
+    exited: std::os::fd::OwnedFd,
+    /// Its `/proc/<pid>/ns/mnt`, open.
+    namespace: std::os::fd::OwnedFd,
+}
+
+/// The held namespaces and the event that wakes their keeper.
+struct Keeper {
+    held: std::sync::Mutex<(u64, Vec<Held>)>,
+    wake: std::os::fd::OwnedFd,
+}
+
+fn keeper() -> Option<&'static Keeper> {
+    use std::os::fd::FromRawFd;
+    use std::sync::OnceLock;
+    static K: OnceLock<Option<Keeper>> = OnceLock::new();
+    K.get_or_init(|| {
+        // SAFETY: eventfd with integer flags; a new descriptor or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: just made, owned by nobody else.
+        let wake = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        std::thread::Builder::new()
+            .name("nlc-namespaces".into())
+            .stack_size(64 * 1024)
+            .spawn(keep)
+            .ok()?;
+        Some(Keeper {
+            held: std::sync::Mutex::new((0, Vec::new())),
+            wake,
+        })
+    })
+    .as_ref()
+}
+
+/// Hold `namespace`, the mount namespace of the sandboxed command `pid`
+/// (just started, not yet reaped), until the command has exited. Best
+/// effort: without a pidfd the namespace is let go at once, and its
+/// teardown falls back to the command's exit.
+pub fn hold_namespace(pid: i32, namespace: std::os::fd::OwnedFd) {
+    let Some(k) = keeper() else {
+        return;
+    };
+    let Some(p) = rustix::process::Pid::from_raw(pid) else {
+        return;
+    };
+    let Ok(exited) = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
+        return;
+    };
+    {
+        let mut held = k.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.0 += 1;
+        let id = held.0;
+        held.1.push(Held {
+            id,
+            exited,
+            namespace,
+        });
+    }
+    let _ = rustix::io::write(&k.wake, &1u64.to_ne_bytes());
+}
+
+/// The control buffer of a message carrying one descriptor, aligned as
+/// its header must be: shared by the sending child and the receiving parent.
+#[repr(C)]
+union Control {
+    buf: [u8; 64],
+    _align: libc::cmsghdr,
+}
+
+/// Send the calling process's own mount namespace (`/proc/self/ns/mnt`,
+/// opened now) over the unix socket `to`: in a sandboxed child, before its
+/// exec, so that the parent holds the namespace even if the command ends
+/// before the parent runs again. Best effort.
+///
+/// # Safety
+/// In the child, as [`enter`]: only system calls, on its own stack.
+pub unsafe fn send_own_namespace(to: c_int) {
+    let fd = libc::open(
+        c"/proc/self/ns/mnt".as_ptr(),
+        libc::O_RDONLY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return;
+    }
+    // One byte of data and one descriptor of control.
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    let mut control = Control { buf: [0; 64] };
+    let space = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    let c = libc::CMSG_FIRSTHDR(&msg);
+    if !c.is_null() {
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<c_int>(), fd);
+        libc::sendmsg(to, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);
+    }
+    libc::close(fd);
+}
+
+/// The descriptor a child sent with [`send_own_namespace`] on the other end
+/// of `from`, if it sent one.
+pub fn receive_namespace(from: std::os::fd::BorrowedFd<'_>) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    let mut control = Control { buf: [0; 64] };
+    // SAFETY: msghdr is plain data; every pointer set below points at a
+    // live local of the size given.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    // SAFETY: writing a pointer to the control buffer, a live local.
+    msg.msg_control = unsafe { control.buf.as_mut_ptr() }.cast();
+    msg.msg_controllen = 64;
+    // SAFETY: recvmsg fills `msg`'s buffers, all live; MSG_CMSG_CLOEXEC
+    // makes the received descriptor close-on-exec.
+    let n = unsafe {
+        libc::recvmsg(
+            from.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        )
+    };
+    if n < 1 {
+        return None;
+    }
+    // SAFETY: the control buffer was filled by the kernel; the header and
+    // its data are read within `msg_controllen`.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        if c.is_null() || (*c).cmsg_level != libc::SOL_SOCKET || (*c).cmsg_type != libc::SCM_RIGHTS
+        {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<c_int>());
+        (fd >= 0).then(|| std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// How many namespaces are held now.
+pub fn held_namespaces() -> usize {
+    keeper().map_or(0, |k| {
+        k.held.lock().unwrap_or_else(|e| e.into_inner()).1.len()
+    })
+}
+
+/// The keeper's loop: wait for a held command to exit (or for a new one to
+/// be held), and let the namespaces of those that exited go.
+fn keep() {
+    use std::os::fd::AsRawFd;
+    let k = loop {
+        // The keeper is stored just after this thread starts.
+        if let Some(k) = keeper() {
+            break k;
+        }
+        std::thread::yield_now();
+    };
+    loop {
+        // What to watch: the held ones' ids and pidfds (copies, so the list
+        // is not locked while this thread waits).
+        let watched: Vec<(u64, std::os::fd::OwnedFd)> = {
+            let held = k.held.lock().unwrap_or_else(|e| e.into_inner());
+            held.1
+                .iter()
+                .filter_map(|h| Some((h.id, h.exited.try_clone().ok()?)))
+                .collect()
+        };
+        let mut fds: Vec<libc::pollfd> = std::iter::once(k.wake.as_raw_fd())
+            .chain(watched.iter().map(|(_, f)| f.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `fds` is a live array of that many pollfd, every
+        // descriptor in it open for the call.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if rc < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return;
+        }
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&k.wake, &mut buf);
+        let done: Vec<u64> = fds[1..]
+            .iter()
+            .zip(&watched)
+            .filter(|(f, _)| f.revents != 0)
+            .map(|(_, (id, _))| *id)
+            .collect();
+        if done.is_empty() {
+            continue;
+        }
+        // Taken out under the lock, dropped after it: each drop may wait.
+        let gone: Vec<Held> = {
+            let mut held = k.held.lock().unwrap_or_else(|e| e.into_inner());
+            let (gone, kept) = std::mem::take(&mut held.1)
+                .into_iter()
+                .partition(|h| done.contains(&h.id));
+            held.1 = kept;
+            gone
+        };
+        for h in gone {
+            drop(h.exited);
+            drop(h.namespace);
+        }
+    }
+}
+
 /// `/proc/sys/kernel/cap_last_cap`, read once (63 when unreadable: every
 /// possible one is then dropped).
 fn last_cap() -> c_int {
@@ -612,13 +854,26 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
             return Err(errno());
         }
     }
-    // Into the new root; the old one detached (nothing of it stays
-    // reachable: no descriptor of the child refers into it but close-on-exec
-    // ones and the standard streams).
-    let stage_c = c"/tmp";
-    if libc::chdir(stage_c.as_ptr()) != 0
-        || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) != 0
-        || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) != 0
+    // Into the new root: the view moved over `/` and made this process's
+    // root. The host's tree stays mounted beneath it — unmounting it
+    // (`pivot_root` and a lazy unmount) made every start wait for an RCU
+    // grace period — but nothing can reach it: `..` at the root stays in
+    // the view (the view is the topmost mount at `/`), no descriptor of the
+    // child refers into it past the exec (all are close-on-exec but the
+    // standard streams), and taking the view away (an unmount, `chroot`
+    // elsewhere, `open_by_handle_at`, a user namespace of its own) needs a
+    // capability the command never holds (dropped below, none to gain:
+    // `no_new_privs`, no user namespace inside). Its mounts are not listed
+    // in the command's `/proc/self/mountinfo` (not below its root).
+    if libc::chdir(c"/tmp".as_ptr()) != 0
+        || libc::mount(
+            c".".as_ptr(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_MOVE,
+            std::ptr::null(),
+        ) != 0
+        || libc::chroot(c".".as_ptr()) != 0
         || libc::chdir(c"/".as_ptr()) != 0
     {
         return Err(errno());

@@ -13,33 +13,8 @@
 //! through [`confine::spawn_detached`](super::confine::spawn_detached); otherwise the request
 //! passes through unchanged.
 
-use std::os::fd::BorrowedFd;
-use std::path::Path;
-
-use super::spawn::{Input, Spawned};
-
-/// What spawn runs: the argv, the held working directory and the
-/// environment (replacing the host's when given).
-#[derive(Debug, Clone, Copy)]
-pub struct Request<'a> {
-    /// The program and its arguments, already checked.
-    pub argv: &'a [String],
-    /// The working directory, held open since the cwd check: the child
-    /// enters it by descriptor (`fchdir`), so the directory checked is the
-    /// one entered.
-    pub dir: BorrowedFd<'a>,
-    /// The replacing environment, if any.
-    pub env: Option<&'a [(String, String)]>,
-    /// What the command reads: /dev/null, a pipe, or a terminal.
-    pub input: Input,
-    /// A confined command's private temp directory, given to it as
-    /// `TMPDIR`, `TMP` and `TEMP` (see [`spawn`](super::spawn)).
-    pub tmp: Option<&'a Path>,
-    /// The directory of the command's own cgroup, when it has one: the
-    /// child is created in it, or enters it before its exec (see
-    /// [`super::cgroup`]).
-    pub cgroup: Option<super::cgroup::Handle<'a>>,
-}
+pub use super::launch::Request;
+use super::spawn::Spawned;
 
 /// Spawn an unconfined start (a terminal or pipes). A confined start is
 /// handed to [`confine::spawn_detached`](super::confine::spawn_detached) by

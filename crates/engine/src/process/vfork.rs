@@ -1,4 +1,5 @@
-//! Linux: the piped start's spawn, without glibc's posix_spawn.
+//! Linux: every start's spawn (piped or on a terminal, confined or not),
+//! without glibc's posix_spawn.
 //!
 //! glibc's posix_spawn maps a fresh stack for every child and unmaps it
 //! afterwards (the unmap's TLB shootdown reaches every CPU the host's
@@ -20,13 +21,16 @@
 //! 3. the held directory entered by descriptor (`fchdir`) — or, for a
 //!    confined start at level "full", its namespace sandbox entered (see
 //!    [`super::sandbox`]), the checked directory by path in it;
-//! 4. the signals the host ignores (SIGPIPE, for one; the parent reads the
+//! 4. in a sandboxed start, every descriptor above 2 marked close-on-exec
+//!    (`close_range`), so none the host left inheritable reaches past the
+//!    view;
+//! 5. the signals the host ignores (SIGPIPE, for one; the parent reads the
 //!    dispositions before the clone) back to their default action — exec
 //!    resets the handled ones itself, and no handler of the host can run in
 //!    the child before its exec: it is born with every signal blocked and
 //!    none pending, it has left the host's process group, and nobody knows
 //!    its pid yet;
-//! 5. the signal mask emptied and the program exec'd (a bare name looked
+//! 6. the signal mask emptied and the program exec'd (a bare name looked
 //!    up in the command's PATH as execvp would, never through a shell).
 //!
 //! A failure in the child is told to the parent: through memory the two
@@ -89,6 +93,9 @@ struct Plan {
     /// The `cgroup.procs` of the cgroup to enter, open for writing, or -1
     /// (none, or born in it).
     cgroup: c_int,
+    /// The `cgroup.procs` of the v1 directories holding its limits, open
+    /// for writing, or -1 (see [`super::limits`]).
+    extra: [c_int; 2],
     /// The signals to set back to their default action: bit `n - 1` for
     /// signal `n` (those the host ignores).
     reset: u64,
@@ -100,6 +107,8 @@ struct Plan {
     /// The namespace sandbox to enter instead of `dir`, or null (see
     /// [`super::sandbox`]).
     view: *const super::sandbox::View,
+    /// Where a sandboxed child sends its mount namespace, or -1.
+    namespace: c_int,
     /// Set by the child first thing.
     ran: AtomicBool,
     /// The errno of the step that failed, set by the child before it exits.
@@ -122,6 +131,11 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         if p.cgroup >= 0 && libc::write(p.cgroup, b"0".as_ptr().cast(), 1) != 1 {
             fail(p, errno());
         }
+        for &fd in &p.extra {
+            if fd >= 0 && libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                fail(p, errno());
+            }
+        }
         if p.terminal.is_null() {
             // A terminal start opens its terminal once the view is entered
             // (below), by the same path there, so that its name resolves.
@@ -132,6 +146,9 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             }
         }
         if !p.view.is_null() {
+            if p.namespace >= 0 {
+                super::sandbox::send_own_namespace(p.namespace);
+            }
             // A confined start: its namespaces' view, entered by the path
             // of the checked directory (compared with the held one).
             if let Err(e) = super::sandbox::enter(&*p.view) {
@@ -153,6 +170,19 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             if fd > 2 {
                 libc::close(fd);
             }
+        }
+        if !p.view.is_null()
+            && libc::syscall(
+                libc::SYS_close_range,
+                3 as c_int,
+                c_int::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as c_int,
+            ) != 0
+        {
+            // A sandboxed command inherits none of the host's descriptors
+            // (one left open without close-on-exec would reach past the
+            // view): every one above the standard streams closes at the exec.
+            fail(p, errno());
         }
         let mut reset = p.reset;
         while reset != 0 {
@@ -290,6 +320,27 @@ fn ignored_signals() -> u64 {
     set
 }
 
+/// A unix datagram socket pair, both ends close-on-exec and above stdio.
+fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [-1 as c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair returns.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just made and are owned by nobody else.
+    let (a, b) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((above_stdio(a)?, above_stdio(b)?))
+}
+
 /// One /dev/null for every child's stdin.
 fn dev_null() -> io::Result<BorrowedFd<'static>> {
     static NULL: OnceLock<OwnedFd> = OnceLock::new();
@@ -363,9 +414,11 @@ pub fn spawn_piped(
     })
 }
 
-/// Start `program` in `view` as the leader of a new session whose
-/// controlling terminal is `slave` (opened by the child as its 0, 1 and 2).
-/// Returns its pid once it has exec'd.
+/// Start `program` (in `cgroup`, in `view` when given, else in the held
+/// directory) as the leader of a new session whose controlling terminal is
+/// `slave` (opened by the child as its 0, 1 and 2). Returns its pid once it
+/// has exec'd.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_in_terminal(
     program: &CStr,
     search: Option<&[u8]>,
@@ -373,7 +426,8 @@ pub fn spawn_in_terminal(
     envp: &[CString],
     dir: BorrowedFd<'_>,
     slave: &CStr,
-    view: &super::sandbox::View,
+    cgroup: Option<super::cgroup::Handle<'_>>,
+    view: Option<&super::sandbox::View>,
 ) -> io::Result<i32> {
     spawn_raw(
         program,
@@ -383,8 +437,8 @@ pub fn spawn_in_terminal(
         dir,
         [-1; 3],
         Some(slave),
-        None,
-        Some(view),
+        cgroup,
+        view,
     )
 }
 
@@ -406,6 +460,12 @@ fn spawn_raw(
     } else {
         Some(pipe()?)
     };
+    // A sandboxed child sends its mount namespace back through this pair
+    // (see [`super::sandbox::hold_namespace`]).
+    let namespace = match view {
+        Some(_) => Some(socket_pair()?),
+        None => None,
+    };
     let argv_ptrs = pointers(argv);
     let envp_ptrs = envp.map(pointers);
     let mut plan = Plan {
@@ -421,10 +481,14 @@ fn spawn_raw(
         stdio,
         dir: dir.as_raw_fd(),
         cgroup: -1,
+        extra: cgroup.map_or([-1, -1], |c| {
+            c.extra.map(|f| f.map_or(-1, |f| f.as_raw_fd()))
+        }),
         reset: ignored_signals(),
         report: report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         terminal: terminal.map_or(std::ptr::null(), CStr::as_ptr),
         view: view.map_or(std::ptr::null(), |v| v as *const _),
+        namespace: namespace.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()),
         ran: AtomicBool::new(false),
         errno: AtomicI32::new(0),
     };
@@ -518,6 +582,10 @@ fn spawn_raw(
         // SAFETY: waiting for our own child, whose pid we were just given.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(io::Error::from_raw_os_error(failed));
+    }
+    if let Some(ns) = namespace.and_then(|(r, _)| super::sandbox::receive_namespace(r.as_fd())) {
+        // Its namespace is torn down off the path of its exit.
+        super::sandbox::hold_namespace(pid, ns);
     }
     Ok(pid)
 }

@@ -201,10 +201,11 @@ pub fn untrack(pgid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::Unpoisoned;
 
     /// The slots file as the watchdog would read it at the host's death.
     fn listed() -> Vec<i32> {
-        let watch = WATCH.lock().unwrap();
+        let watch = WATCH.locked();
         let w = watch.as_ref().expect("the watchdog runs");
         let mut buf = vec![0u8; w.slots.metadata().unwrap().len() as usize];
         w.slots.read_exact_at(&mut buf, 0).unwrap();
@@ -232,15 +233,12 @@ mod tests {
         track(b);
         let now = listed();
         assert!(now.contains(&a) && now.contains(&b), "{now:?}");
-        let slots_before = WATCH.lock().unwrap().as_ref().unwrap().used.len();
+        let slots_before = WATCH.locked().as_ref().unwrap().used.len();
         untrack(a);
         assert!(!listed().contains(&a));
         // The freed slot is taken again: the file does not grow.
         track(c);
-        assert_eq!(
-            WATCH.lock().unwrap().as_ref().unwrap().used.len(),
-            slots_before
-        );
+        assert_eq!(WATCH.locked().as_ref().unwrap().used.len(), slots_before);
         let now = listed();
         assert!(
             now.contains(&b) && now.contains(&c) && !now.contains(&a),

@@ -1,6 +1,7 @@
 //! One stream's log: the file the pipe is copied into, the exact byte cap,
 //! the byte count and the UTF-16 index that paging uses.
 
+use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -93,7 +94,7 @@ impl StreamLog {
     /// The stream's UTF-16 index, locked (an empty one while the stream has
     /// no bytes).
     pub fn index(&self) -> IndexGuard<'_> {
-        IndexGuard(self.index.lock().unwrap())
+        IndexGuard(self.index.locked())
     }
 
     /// Bytes in the log file.
@@ -109,11 +110,11 @@ impl StreamLog {
     /// Mark the stream complete and trim the index; the waits watching it
     /// see its last line.
     pub fn finish(&self) {
-        let mut watch = self.watch.lock().unwrap();
+        let mut watch = self.watch.locked();
         if let Some(w) = watch.as_mut() {
             w.finish();
         }
-        if let Some(idx) = self.index.lock().unwrap().as_mut() {
+        if let Some(idx) = self.index.locked().as_mut() {
             idx.shrink();
         }
         self.finished.store(true, Ordering::Release);
@@ -124,7 +125,7 @@ impl StreamLog {
     /// stream — the output before it is the caller's to scan — or `None`
     /// when the stream is finished (then all of it is the caller's).
     pub fn watch(&self, file: &File, waiter: Arc<Waiter>) -> io::Result<Option<u64>> {
-        let mut watch = self.watch.lock().unwrap();
+        let mut watch = self.watch.locked();
         if self.is_finished() {
             return Ok(None);
         }
@@ -146,7 +147,7 @@ impl StreamLog {
 
     /// Stop watching for `waiter`; the matcher set goes once none is left.
     pub fn unwatch(&self, waiter: &Arc<Waiter>) {
-        let mut watch = self.watch.lock().unwrap();
+        let mut watch = self.watch.locked();
         if watch.as_mut().is_some_and(|w| w.remove(waiter)) {
             *watch = None;
         }
@@ -238,9 +239,9 @@ impl Sink {
 /// Count `bytes` as landed in `log`'s file: its index, its byte count and
 /// the waits watching it.
 pub(crate) fn publish(log: &StreamLog, bytes: &[u8]) {
-    let mut watch = log.watch.lock().unwrap();
+    let mut watch = log.watch.locked();
     {
-        let mut idx = log.index.lock().unwrap();
+        let mut idx = log.index.locked();
         idx.get_or_insert_with(|| Box::new(Utf16Index::new()))
             .push(bytes);
         log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
@@ -284,7 +285,7 @@ mod tests {
     fn a_stream_that_prints_nothing_keeps_no_index() {
         let log = StreamLog::new();
         log.finish();
-        assert!(log.index.lock().unwrap().is_none());
+        assert!(log.index.locked().is_none());
         assert_eq!((log.readable_bytes(), log.index().final_units()), (0, 0));
         // The first byte makes the index, and it counts from there.
         let d = tempfile::tempdir().unwrap();
@@ -292,7 +293,7 @@ mod tests {
         let mut sink = Sink::new(File::create(d.path().join("out.log")).unwrap(), 100);
         assert_eq!(sink.write(&log, "é\n".as_bytes()).unwrap(), Wrote::All);
         log.finish();
-        assert!(log.index.lock().unwrap().is_some());
+        assert!(log.index.locked().is_some());
         assert_eq!((log.readable_bytes(), log.index().final_units()), (3, 2));
     }
 

@@ -10,23 +10,19 @@
 //! [`read_window`] only decodes from the nearest checkpoint instead of from the
 //! start of the file.
 
-use std::fs::File;
-use std::io;
-use std::os::unix::fs::FileExt;
-
 /// Approximate distance in input bytes between two checkpoints of a
 /// [`Utf16Index`].
 pub const CHECKPOINT_BYTES: u64 = 64 * 1024;
 
 /// Size of the positional reads done by [`read_window`].
-const READ_CHUNK: u64 = 64 * 1024;
+pub(super) const READ_CHUNK: u64 = 64 * 1024;
 
 /// The replacement character as one UTF-16 code unit.
-const REPLACEMENT_UNIT: u16 = 0xFFFD;
+pub(super) const REPLACEMENT_UNIT: u16 = 0xFFFD;
 
 /// True for UTF-8 continuation bytes (`0x80..=0xBF`).
 #[inline(always)]
-fn is_continuation(b: u8) -> bool {
+pub(super) fn is_continuation(b: u8) -> bool {
     (b as i8) < -0x40
 }
 
@@ -34,7 +30,7 @@ fn is_continuation(b: u8) -> bool {
 /// a character, 1 more for a lead byte of a 4-byte (astral) character, 0 for a
 /// continuation byte.
 #[inline(always)]
-fn units_of_byte(b: u8) -> u8 {
+pub(super) fn units_of_byte(b: u8) -> u8 {
     ((b as i8) >= -0x40) as u8 + (b >= 0xF0) as u8
 }
 
@@ -42,7 +38,7 @@ fn units_of_byte(b: u8) -> u8 {
 /// well-formed UTF-8. Branch-free; blocks of 64 bytes are summed in a `u8`
 /// (at most 128 per block) so the compiler can keep wide vector lanes.
 #[inline]
-fn utf16_units(valid: &[u8]) -> u64 {
+pub(super) fn utf16_units(valid: &[u8]) -> u64 {
     let mut total = 0u64;
     let mut blocks = valid.chunks_exact(64);
     for block in &mut blocks {
@@ -59,7 +55,7 @@ fn utf16_units(valid: &[u8]) -> u64 {
 }
 
 /// One step of the decoding, as handed to a [`Utf8Decoder`] sink.
-enum Piece<'a> {
+pub(super) enum Piece<'a> {
     /// A run of well-formed UTF-8 (complete characters only).
     Text(&'a [u8]),
     /// A maximal ill-formed subpart of this many bytes: one U+FFFD.
@@ -70,16 +66,16 @@ enum Piece<'a> {
 /// [`String::from_utf8_lossy`]. It holds back at most 3 bytes of a trailing
 /// sequence that may still be completed by the next chunk.
 #[derive(Debug, Clone, Default)]
-struct Utf8Decoder {
-    pending: [u8; 4],
-    pending_len: usize,
+pub(super) struct Utf8Decoder {
+    pub(super) pending: [u8; 4],
+    pub(super) pending_len: usize,
 }
 
 impl Utf8Decoder {
     /// Decode `chunk`, which continues whatever was fed before, calling `sink`
     /// for every piece in order.
     #[inline]
-    fn feed<F: FnMut(Piece<'_>)>(&mut self, mut chunk: &[u8], sink: &mut F) {
+    pub(super) fn feed<F: FnMut(Piece<'_>)>(&mut self, mut chunk: &[u8], sink: &mut F) {
         // Complete (or reject) a held-back sequence one byte at a time.
         while self.pending_len > 0 {
             let Some((&b, rest)) = chunk.split_first() else {
@@ -140,7 +136,7 @@ impl Utf8Decoder {
     }
 
     /// End of input: a held-back incomplete sequence becomes one U+FFFD.
-    fn finish<F: FnMut(Piece<'_>)>(&mut self, sink: &mut F) {
+    pub(super) fn finish<F: FnMut(Piece<'_>)>(&mut self, sink: &mut F) {
         if self.pending_len > 0 {
             let held = self.pending_len;
             self.pending_len = 0;
@@ -152,20 +148,20 @@ impl Utf8Decoder {
 /// Counters and checkpoints of a [`Utf16Index`], kept apart from the decoder
 /// so the decoder's sink can borrow them while the decoder runs.
 #[derive(Debug, Clone)]
-struct Tally {
-    committed_bytes: u64,
-    committed_units: u64,
+pub(super) struct Tally {
+    pub(super) committed_bytes: u64,
+    pub(super) committed_units: u64,
     /// Byte offset at or after which the next checkpoint is recorded.
-    next_checkpoint: u64,
-    every: u64,
+    pub(super) next_checkpoint: u64,
+    pub(super) every: u64,
     /// The checkpoints after `(0, 0)`, which is implicit: a short log (most
     /// of them) then keeps no allocation at all.
-    checkpoints: Vec<(u64, u64)>,
+    pub(super) checkpoints: Vec<(u64, u64)>,
 }
 
 impl Tally {
     #[inline]
-    fn piece(&mut self, piece: Piece<'_>) {
+    pub(super) fn piece(&mut self, piece: Piece<'_>) {
         match piece {
             Piece::Text(text) => self.text(text),
             Piece::Invalid(bad) => {
@@ -179,7 +175,7 @@ impl Tally {
     }
 
     #[inline]
-    fn text(&mut self, mut text: &[u8]) {
+    pub(super) fn text(&mut self, mut text: &[u8]) {
         loop {
             // Always > 0: `next_checkpoint` is moved past `committed_bytes`
             // whenever a checkpoint is recorded.
@@ -202,7 +198,7 @@ impl Tally {
         }
     }
 
-    fn checkpoint(&mut self) {
+    pub(super) fn checkpoint(&mut self) {
         self.checkpoints
             .push((self.committed_bytes, self.committed_units));
         self.next_checkpoint = self.committed_bytes + self.every;
@@ -243,7 +239,7 @@ impl Utf16Index {
         Self::with_interval(bytes)
     }
 
-    fn with_interval(every: u64) -> Self {
+    pub(super) fn with_interval(every: u64) -> Self {
         let every = every.max(1);
         Self {
             decoder: Utf8Decoder::default(),
@@ -320,7 +316,7 @@ impl Utf16Index {
 
     /// Every checkpoint, the implicit `(0, 0)` first.
     #[cfg(test)]
-    fn checkpoints(&self) -> Vec<(u64, u64)> {
+    pub(super) fn checkpoints(&self) -> Vec<(u64, u64)> {
         std::iter::once((0, 0))
             .chain(self.tally.checkpoints.iter().copied())
             .collect()
@@ -341,260 +337,9 @@ pub fn lossy_units(bytes: &[u8]) -> u64 {
     n
 }
 
-/// An excerpt of a log in UTF-16 code units: what a page window asks for,
-/// decoded.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Excerpt {
-    /// The code units of the window (may begin with a low surrogate or end
-    /// with a high surrogate when the window cuts a pair, as `slice` does).
-    pub content: Vec<u16>,
-    /// UTF-16 length of the whole decoded log the window was taken from.
-    pub total_units: u64,
-    /// Where the window ended, as `(byte_offset, unit_offset)`, when that is
-    /// a place decoding may restart from (a character boundary, not inside a
-    /// surrogate pair): the next page of a reader going forward starts there.
-    pub end: Option<(u64, u64)>,
-}
-
-/// Fill `buf` from `file` at `offset`, failing with `UnexpectedEof` if the
-/// file is shorter.
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    file.read_exact_at(buf, offset)
-}
-
-/// Read units `[offset, offset + limit)` of the decoded log from `file`.
-///
-/// Reads start at the checkpoint of `index` nearest before `offset` (or at
-/// `resume`, an [`Excerpt::end`] of an earlier window of the same log, when
-/// that is nearer) and go forward in 64 KiB positional reads, so the cost is
-/// bounded by the window plus one checkpoint interval, never by the file size.
-///
-/// With `finished` (no more bytes will come), the bytes up to
-/// `index.bytes_seen()` are decoded and a trailing incomplete sequence counts
-/// as one U+FFFD; `total_units` is then `index.final_units()`. Otherwise only
-/// the committed bytes are decoded and `total_units` is
-/// `index.committed_units()`.
-///
-/// An `offset` at or beyond the end gives empty content. The window may start
-/// or end between the two halves of a surrogate pair exactly like
-/// `String.prototype.slice`, so consecutive pages concatenate to the whole.
-/// Fails with `UnexpectedEof` if the file holds fewer bytes than the index
-/// has seen.
-pub fn read_window(
-    file: &File,
-    index: &Utf16Index,
-    finished: bool,
-    offset: u64,
-    limit: u64,
-    resume: Option<(u64, u64)>,
-) -> io::Result<Excerpt> {
-    let (end_byte, total_units) = if finished {
-        (index.bytes_seen(), index.final_units())
-    } else {
-        (index.committed_bytes(), index.committed_units())
-    };
-    let stop = offset.saturating_add(limit).min(total_units);
-    if offset >= stop {
-        return Ok(Excerpt {
-            content: Vec::new(),
-            total_units,
-            end: None,
-        });
-    }
-    let (mut pos, mut unit) = index.checkpoint_at_or_before(offset);
-    if let Some((b, u)) = resume {
-        if u <= offset && u > unit && b <= end_byte {
-            (pos, unit) = (b, u);
-        }
-    }
-    let mut out = ExcerptSink {
-        unit,
-        offset,
-        stop,
-        byte: pos,
-        end: None,
-        content: Vec::with_capacity((stop - offset) as usize),
-    };
-    let mut buf = vec![0u8; READ_CHUNK.min(end_byte - pos) as usize];
-    let mut decoder = Utf8Decoder::default();
-    while pos < end_byte && out.unit < stop {
-        let n = READ_CHUNK.min(end_byte - pos) as usize;
-        read_exact_at(file, &mut buf[..n], pos)?;
-        let mut rest = &buf[..n];
-        if decoder.pending_len == 0 {
-            let (used, cut_short) = out.fast(rest, pos);
-            if cut_short && pos + (n as u64) < end_byte {
-                // A character runs past this read: the next read starts with it.
-                pos += used as u64;
-                continue;
-            }
-            rest = &rest[used..];
-        }
-        pos += n as u64;
-        if out.unit < stop {
-            decoder.feed(rest, &mut |piece| out.emit(piece));
-        }
-    }
-    // Held-back bytes here are one U+FFFD either way: at the end of a
-    // finished stream, or at the committed end, which the index only moves
-    // past an incomplete sequence once a following byte has rejected it.
-    decoder.finish(&mut |piece| out.emit(piece));
-    Ok(Excerpt {
-        content: out.content,
-        total_units,
-        end: out.end,
-    })
-}
-
-/// Collects the units `[offset, stop)` of a decoding that starts at `unit`
-/// (at byte `byte` of the log).
-struct ExcerptSink {
-    unit: u64,
-    offset: u64,
-    stop: u64,
-    /// The log offset of the next byte to decode.
-    byte: u64,
-    /// Set once the window is full, when it ends at a restart point.
-    end: Option<(u64, u64)>,
-    content: Vec<u16>,
-}
-
-impl ExcerptSink {
-    /// Decode the well-formed UTF-8 at the start of `input` (which sits at
-    /// log offset `at`, a restart point) straight into the window, until the
-    /// window is full or a byte is not part of a well-formed character.
-    /// Returns how many bytes were used and whether it stopped at a character
-    /// that `input` holds only the beginning of (which the caller reads
-    /// again with what follows, or hands to the full decoder at the end).
-    fn fast(&mut self, input: &[u8], at: u64) -> (usize, bool) {
-        const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
-        let cont = |b: u8| is_continuation(b);
-        let n = input.len();
-        let mut i = 0usize;
-        let mut short = false;
-        while i < n && self.unit < self.stop {
-            let b = input[i];
-            if b < 0x80 {
-                if i + 16 <= n {
-                    let block: &[u8; 16] = input[i..i + 16].try_into().expect("16 bytes");
-                    if u128::from_ne_bytes(*block) & HIGH == 0 {
-                        if self.unit + 16 <= self.offset {
-                            self.unit += 16;
-                            i += 16;
-                            continue;
-                        }
-                        if self.unit >= self.offset && self.unit + 16 <= self.stop {
-                            self.content.extend(block.iter().map(|&c| u16::from(c)));
-                            self.unit += 16;
-                            i += 16;
-                            continue;
-                        }
-                    }
-                }
-                if self.unit >= self.offset {
-                    self.content.push(u16::from(b));
-                }
-                self.unit += 1;
-                i += 1;
-                continue;
-            }
-            // The length of the sequence `b` starts and the range its second
-            // byte must fall in (which rules out overlong forms, surrogates
-            // and code points past U+10FFFF).
-            let (len, lo, hi) = match b {
-                0xC2..=0xDF => (2, 0x80, 0xBF),
-                0xE0 => (3, 0xA0, 0xBF),
-                0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
-                0xED => (3, 0x80, 0x9F),
-                0xF0 => (4, 0x90, 0xBF),
-                0xF1..=0xF3 => (4, 0x80, 0xBF),
-                0xF4 => (4, 0x80, 0x8F),
-                _ => break,
-            };
-            if i + len > n {
-                // Only a prefix is here; whether it is well formed is known
-                // once the rest is read.
-                short = true;
-                break;
-            }
-            let b1 = input[i + 1];
-            if !(lo..=hi).contains(&b1) || !input[i + 2..i + len].iter().all(|&c| cont(c)) {
-                break;
-            }
-            let units: [u16; 2];
-            let count = match len {
-                2 => {
-                    units = [(u16::from(b & 0x1F) << 6) | u16::from(b1 & 0x3F), 0];
-                    1
-                }
-                3 => {
-                    units = [
-                        (u16::from(b & 0x0F) << 12)
-                            | (u16::from(b1 & 0x3F) << 6)
-                            | u16::from(input[i + 2] & 0x3F),
-                        0,
-                    ];
-                    1
-                }
-                _ => {
-                    units = surrogates(astral(&input[i..]));
-                    2
-                }
-            };
-            for &u in &units[..count] {
-                if self.unit >= self.offset && self.unit < self.stop {
-                    self.content.push(u);
-                }
-                self.unit += 1;
-            }
-            i += len;
-        }
-        self.byte = at + i as u64;
-        if self.unit == self.stop && self.end.is_none() {
-            self.end = Some((self.byte, self.unit));
-        }
-        (i, short)
-    }
-
-    /// Append the part of `piece` (which starts at unit `self.unit`) that
-    /// falls in `[offset, stop)`, and advance past it.
-    #[inline]
-    fn emit(&mut self, piece: Piece<'_>) {
-        let (unit, offset, stop) = (self.unit, self.offset, self.stop);
-        if unit >= stop {
-            return;
-        }
-        match piece {
-            Piece::Invalid(bad) => {
-                if unit >= offset {
-                    self.content.push(REPLACEMENT_UNIT);
-                }
-                self.unit += 1;
-                self.byte += bad as u64;
-                if self.unit == stop {
-                    self.end = Some((self.byte, stop));
-                }
-            }
-            Piece::Text(bytes) => {
-                let n = utf16_units(bytes);
-                if unit + n > offset {
-                    let skip = offset.saturating_sub(unit);
-                    let take = (stop - unit.max(offset)).min(n - skip);
-                    let (used, clean) = push_units(&mut self.content, bytes, skip, take);
-                    if unit + skip + take == stop && clean {
-                        self.end = Some((self.byte + used as u64, stop));
-                    }
-                }
-                self.unit += n;
-                self.byte += bytes.len() as u64;
-            }
-        }
-    }
-}
-
 /// The code point of the 4-byte character at the start of `b` (well-formed UTF-8).
 #[inline]
-fn astral(b: &[u8]) -> u32 {
+pub(super) fn astral(b: &[u8]) -> u32 {
     (u32::from(b[0] & 0x07) << 18)
         | (u32::from(b[1] & 0x3F) << 12)
         | (u32::from(b[2] & 0x3F) << 6)
@@ -603,7 +348,7 @@ fn astral(b: &[u8]) -> u32 {
 
 /// The high and low surrogates of an astral code point.
 #[inline]
-fn surrogates(cp: u32) -> [u16; 2] {
+pub(super) fn surrogates(cp: u32) -> [u16; 2] {
     let v = cp - 0x1_0000;
     [0xD800 | (v >> 10) as u16, 0xDC00 | (v & 0x3FF) as u16]
 }
@@ -613,7 +358,7 @@ fn surrogates(cp: u32) -> [u16; 2] {
 /// end), and whether it is the second unit of that character (the low half
 /// of a surrogate pair). Blocks of 64 bytes wholly before the unit are only
 /// counted, the one holding it is walked byte by byte.
-fn unit_to_byte(valid: &[u8], units: u64) -> (usize, bool) {
+pub(super) fn unit_to_byte(valid: &[u8], units: u64) -> (usize, bool) {
     let mut seen = 0u64;
     let mut at = 0usize;
     for block in valid.chunks_exact(64) {
@@ -645,7 +390,7 @@ fn unit_to_byte(valid: &[u8], units: u64) -> (usize, bool) {
 /// surrogate pair keeps the half that falls in it, as `slice` does. Returns
 /// the byte offset in `valid` where the units taken end, and whether that
 /// is a character boundary (false when the last unit is a high surrogate).
-fn push_units(out: &mut Vec<u16>, valid: &[u8], skip: u64, take: u64) -> (usize, bool) {
+pub(super) fn push_units(out: &mut Vec<u16>, valid: &[u8], skip: u64, take: u64) -> (usize, bool) {
     let (mut from, low_half) = unit_to_byte(valid, skip);
     let mut take = take;
     if low_half {
@@ -665,8 +410,8 @@ fn push_units(out: &mut Vec<u16>, valid: &[u8], skip: u64, take: u64) -> (usize,
 /// Append the UTF-16 encoding of `valid` (well-formed UTF-8) to `out`: runs
 /// of ASCII are widened 16 bytes at a time, other characters decoded one by
 /// one (no checks: the decoder has validated every byte).
-fn push_utf16(out: &mut Vec<u16>, valid: &[u8]) {
-    const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+pub(super) fn push_utf16(out: &mut Vec<u16>, valid: &[u8]) {
+    pub(super) const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
     let start = out.len();
     // Never more units than bytes.
     out.resize(start + valid.len(), 0);
@@ -711,61 +456,6 @@ fn push_utf16(out: &mut Vec<u16>, valid: &[u8]) {
     out.truncate(start + j);
 }
 
-/// The whole decoded text of the first `len` bytes of `file`, decoded
-/// lossily as Node does (a trailing incomplete sequence becomes one U+FFFD).
-/// Fails with `UnexpectedEof` if the file is shorter than `len`.
-pub fn read_all_lossy(file: &File, len: u64) -> io::Result<String> {
-    let len = usize::try_from(len)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "log too large for memory"))?;
-    let mut buf = vec![0u8; len];
-    read_exact_at(file, &mut buf, 0)?;
-    Ok(match String::from_utf8(buf) {
-        Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
-}
-
-/// The end of a log for a status preview: the last at most `max_units` UTF-16
-/// units of the lossy decoding of bytes `[0, len)` of `file`.
-///
-/// Reads only the last `3 * max_units + 3` bytes (every code unit comes from
-/// at most 3 bytes). When that read starts inside a multi-byte character, its
-/// leading continuation bytes (at most 3) are skipped so the cut does not
-/// show a replacement character; the result never starts with a lone low
-/// surrogate (a pair that does not fit whole is left out). Pass
-/// `index.committed_bytes()` as `len` to leave out a trailing incomplete
-/// sequence, or the full length to show it as U+FFFD.
-pub fn tail_text(file: &File, len: u64, max_units: usize) -> io::Result<String> {
-    if len == 0 || max_units == 0 {
-        return Ok(String::new());
-    }
-    let want = (max_units as u64).saturating_mul(3).saturating_add(3);
-    let start = len.saturating_sub(want);
-    let mut buf = vec![0u8; (len - start) as usize];
-    read_exact_at(file, &mut buf, start)?;
-    // Every non-continuation byte starts a fresh decoding step, and so does
-    // the byte after three continuation bytes (no sequence is longer than
-    // lead + 3), so decoding from there gives a suffix of the whole decoding.
-    let mut skip = 0;
-    if start > 0 {
-        while skip < 3 && skip < buf.len() && is_continuation(buf[skip]) {
-            skip += 1;
-        }
-    }
-    let text = String::from_utf8_lossy(&buf[skip..]);
-    let mut used = 0usize;
-    let mut cut = text.len();
-    for (i, c) in text.char_indices().rev() {
-        let w = c.len_utf16();
-        if used + w > max_units {
-            break;
-        }
-        used += w;
-        cut = i;
-    }
-    Ok(text[cut..].to_owned())
-}
-
 /// The first at most `max_units` UTF-16 units of the lossy decoding of
 /// `bytes` (as JS `string.slice(0, max_units)` would count them, except that
 /// a surrogate pair that does not fit whole is left out rather than split),
@@ -806,7 +496,10 @@ pub fn head_text(bytes: &[u8], max_units: usize) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::window::*;
     use proptest::prelude::*;
+    use std::fs::File;
+    use std::io;
     use std::io::Write;
 
     fn oracle(bytes: &[u8]) -> Vec<u16> {

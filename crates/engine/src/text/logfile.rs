@@ -17,7 +17,10 @@
 //! of the directory ([`WRITER_XATTR`]), which costs no inode, or, on a
 //! filesystem without user attributes, as an empty marker file in it.
 
+use crate::sync::Unpoisoned;
 use std::fmt;
+
+use crate::errors::EngineError;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -213,7 +216,7 @@ pub fn cached_base<E>(
     stale: bool,
     resolve: impl FnOnce() -> Result<LogBase, E>,
 ) -> Result<Arc<LogBase>, E> {
-    let mut bases = BASES.lock().unwrap();
+    let mut bases = BASES.locked();
     if let Some(i) = bases.iter().position(|((n, k), _)| *n == named && k == key) {
         if !stale {
             return Ok(bases[i].1.clone());
@@ -227,12 +230,7 @@ pub fn cached_base<E>(
 
 /// Every base resolved so far.
 pub fn known_bases() -> Vec<Arc<LogBase>> {
-    BASES
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, b)| b.clone())
-        .collect()
+    BASES.locked().iter().map(|(_, b)| b.clone()).collect()
 }
 
 /// The extended attribute of a task directory whose value is its writer's
@@ -437,6 +435,10 @@ fn open_log_stepwise(
     Ok((File::from(f), len))
 }
 
+/// A task directory's manifest file, where its attributes cannot hold it
+/// (see the jobs layer's manifest).
+pub const MANIFEST_FILE: &str = "manifest.json";
+
 /// Remove `<base>/<dir>`: the given files and the marker, then the directory
 /// (relative to the held base, following no link). Returns whether the
 /// directory is gone.
@@ -447,7 +449,8 @@ pub fn remove_task_dir(base: &LogBase, dir: &str, files: [&str; 2]) -> bool {
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     ) {
-        for f in files.iter().copied().chain([own_marker()]) {
+        // The manifest file, where attributes could not hold it, goes too.
+        for f in files.iter().copied().chain([own_marker(), MANIFEST_FILE]) {
             let _ = rfs::unlinkat(&d, f, rfs::AtFlags::empty());
         }
     }
@@ -594,6 +597,15 @@ fn looks_like_task_id(s: &str) -> bool {
         && b[b.len() - 12..]
             .iter()
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
+/// A log that was removed or replaced as its coded refusal, else `otherwise`.
+pub fn log_error(e: &std::io::Error, otherwise: impl FnOnce() -> EngineError) -> EngineError {
+    match LogGone::of(e) {
+        Some(LogGone::Removed(m)) => EngineError::LogsRemoved(m.clone()),
+        Some(LogGone::Replaced(m)) => EngineError::LogReplaced(m.clone()),
+        None => otherwise(),
+    }
 }
 
 #[cfg(test)]

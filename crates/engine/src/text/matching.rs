@@ -11,6 +11,7 @@
 //! a continuation byte), so each line decodes on its own exactly as it does
 //! inside the whole stream, and UTF-16 offsets add up line by line.
 
+use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -212,16 +213,16 @@ impl Slot {
     /// The hit, the index of the stream it was found on, and whether its
     /// line was still being written.
     pub fn get(&self) -> Option<(usize, Hit, bool)> {
-        self.hit.lock().unwrap().clone()
+        self.hit.locked().clone()
     }
 
     /// Whether a hit landed whose line is final.
     fn is_final(&self) -> bool {
-        matches!(*self.hit.lock().unwrap(), Some((_, _, false)))
+        matches!(*self.hit.locked(), Some((_, _, false)))
     }
 
     fn set(&self, stream: usize, hit: Hit, partial: bool) {
-        let mut h = self.hit.lock().unwrap();
+        let mut h = self.hit.locked();
         match h.as_mut() {
             None => *h = Some((stream, hit, partial)),
             // The same match, in more of its line.

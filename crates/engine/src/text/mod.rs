@@ -8,6 +8,8 @@ pub mod decode;
 pub mod logfile;
 pub mod matching;
 pub mod paging;
+pub mod window;
 
 // The decoder's items keep their old `text::` paths (the fuzz targets use them).
 pub use decode::*;
+pub use window::*;

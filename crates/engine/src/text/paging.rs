@@ -1,11 +1,12 @@
 //! Output pages: a window of a stream's decoded text in UTF-16 code units,
 //! the shape shared by command output and the built-in bank.
 
+use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::sync::Mutex;
 
 use super::capture::StreamLog;
-use super::decode as text;
+use crate::text;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 50_000;
@@ -75,7 +76,7 @@ pub struct Page {
 static RESUME: Mutex<[(u64, u64, u64); 8]> = Mutex::new([(0, 0, 0); 8]);
 
 fn resume_point(key: u64, offset: u64) -> Option<(u64, u64)> {
-    let slots = RESUME.lock().unwrap();
+    let slots = RESUME.locked();
     slots
         .iter()
         .filter(|&&(k, _, u)| k == key && u <= offset)
@@ -84,7 +85,7 @@ fn resume_point(key: u64, offset: u64) -> Option<(u64, u64)> {
 }
 
 fn remember(key: u64, end: (u64, u64)) {
-    let mut slots = RESUME.lock().unwrap();
+    let mut slots = RESUME.locked();
     // Replace this log's entry if it has one, else the oldest (the last).
     let i = slots
         .iter()
