@@ -1136,3 +1136,48 @@ async fn ordinary_git_work_in_every_repository_of_the_tree() {
         "{script}"
     );
 }
+
+/// The child checks each protected path's file type against what the
+/// parent found: a path replaced by another kind between the look and the
+/// view's mounts (here a directory found, a link there by the start) fails
+/// the start with `ESTALE` instead of pinning the link and leaving what it
+/// names writable. Control: the same view with the type it has starts.
+#[test]
+fn a_protected_path_of_another_kind_by_the_start_fails_it() {
+    use neurolink_commands_engine::process::plan::{Grant, Plan, Protected};
+    use neurolink_commands_engine::process::{sandbox::View, vfork};
+    use std::os::fd::AsFd;
+    use std::path::PathBuf;
+    if !sandbox_here() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir(root.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", root.join(".git/hooks")).unwrap();
+    let start = |kind: u32| {
+        let plan = Plan {
+            system: ["/usr", "/lib", "/lib64", "/bin"]
+                .iter()
+                .filter(|t| Path::new(t).exists())
+                .map(|t| (PathBuf::from(t), Grant::Read))
+                .collect(),
+            rules: vec![(root.clone(), Grant::Write)],
+            private_tmp: None,
+            network: false,
+            protect: vec![Protected {
+                path: root.join(".git/hooks"),
+                pin: false,
+                kind,
+            }],
+            level: Level::Full,
+        };
+        let dir = std::fs::File::open(&root).unwrap();
+        let view = View::prepare(&plan, dir.as_fd(), None).unwrap();
+        vfork::probe(&view, dir.as_fd())
+    };
+    let e = start(libc::S_IFDIR).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ESTALE), "{e}");
+    start(libc::S_IFLNK).unwrap();
+}
