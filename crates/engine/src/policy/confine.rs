@@ -703,10 +703,12 @@ pub fn protected(write: &[PathBuf], extra: &[PathBuf]) -> Vec<Protected> {
         }
         all.push(p);
     }
-    // A directory before what it holds; read-only wins over a pin.
-    all.sort_by(|a, b| a.path.cmp(&b.path));
+    // A directory before what it holds (a prefix sorts first byte by byte,
+    // which is cheaper than comparing by components); read-only wins over
+    // a pin.
+    all.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
     all.dedup_by(|later, kept| {
-        if later.path == kept.path {
+        if later.path.as_os_str() == kept.path.as_os_str() {
             kept.pin &= later.pin;
             true
         } else {
