@@ -1114,27 +1114,40 @@ async fn protected_paths_that_are_links_cannot_be_planted_through() {
 /// Add, commit, branch, checkout, merge, tag and stash keep working,
 /// confined, in the repository at the top, a child, repositories two and
 /// three levels down, and a submodule (its checkout on a branch of its own);
-/// so does `git mv` within a repository's directory.
+/// so does `git mv` within a repository's directory. With either read set,
+/// the directory holding a repository stays pinned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordinary_git_work_in_every_repository_of_the_tree() {
     if !sandbox_here() {
         return;
     }
-    let f = fixture();
-    let _keep = repositories(f.root());
-    let work = "G='git -c user.name=t -c user.email=t@t'; $G checkout -q -b w && echo b > b && $G add b && $G commit -qm two && $G branch x && $G checkout -q x && echo c > c && $G add c && $G commit -qm three && $G checkout -q w && $G merge -q x && $G tag v1 && echo d > d && $G add d && $G stash -q && $G stash pop -q && $G mv b b2 && $G commit -qam four && $G log --oneline | wc -l";
-    let script = ["", "app", "packages/a", "x/y/z", "libs/sub"]
-        .iter()
-        .map(|d| format!("(cd ./{d} && {work}) &&"))
-        .collect::<Vec<_>>()
-        .join(" ")
-        + " echo ok";
-    let (st, out) = f.run(&script, confined()).await;
-    assert_eq!(
-        (st.exit_code, out.as_str()),
-        (Some(0), "5\n4\n4\n4\n4\nok\n"),
-        "{script}"
-    );
+    // With each read set: the protected paths are cloned from the view,
+    // whose base differs (a tmpfs, or the clone of `/`).
+    let all = Some(ConfinementInput {
+        read: Some(ReadInput::All),
+        ..Default::default()
+    });
+    for confine in [confined(), all] {
+        let f = fixture();
+        let _keep = repositories(f.root());
+        let work = "G='git -c user.name=t -c user.email=t@t'; $G checkout -q -b w && echo b > b && $G add b && $G commit -qm two && $G branch x && $G checkout -q x && echo c > c && $G add c && $G commit -qm three && $G checkout -q w && $G merge -q x && $G tag v1 && echo d > d && $G add d && $G stash -q && $G stash pop -q && $G mv b b2 && $G commit -qam four && $G log --oneline | wc -l";
+        let script = ["", "app", "packages/a", "x/y/z", "libs/sub"]
+            .iter()
+            .map(|d| format!("(cd ./{d} && {work}) &&"))
+            .collect::<Vec<_>>()
+            .join(" ")
+            + " echo ok";
+        let script = script + "; mv packages p2";
+        let (st, out) = f.run(&script, confine).await;
+        assert_eq!(
+            (st.exit_code, out.as_str()),
+            (
+                Some(1),
+                "5\n4\n4\n4\n4\nok\nmv: cannot move 'packages' to 'p2': Device or resource busy\n"
+            ),
+            "{script}"
+        );
+    }
 }
 
 /// The child checks each protected path's file type against what the
