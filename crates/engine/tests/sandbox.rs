@@ -1059,8 +1059,8 @@ async fn deeper_repositories_are_protected_down_to_the_documented_depth() {
 /// or replaced) and what it names inside the write tree is protected in its
 /// place: `.git/hooks` linked to a directory of the tree, `.git` linked to
 /// a git directory elsewhere in the tree, `.git/config` linked to a file of
-/// the tree, and `.git/hooks` linked to a directory that does not exist yet
-/// (made, empty, at the start).
+/// the tree, and `.git/hooks` or `.git` linked to a directory that does not
+/// exist yet (made, empty and read-only, at the start).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protected_paths_that_are_links_cannot_be_planted_through() {
     if !sandbox_here() {
@@ -1092,6 +1092,13 @@ async fn protected_paths_that_are_links_cannot_be_planted_through() {
         std::os::unix::fs::symlink("../later-hooks", r.join(".git/hooks")).unwrap();
         None
     };
+    let dangling_git: Layout = |r| {
+        repo_in(&r.join("app"));
+        std::fs::create_dir(r.join("store")).unwrap();
+        std::fs::remove_dir_all(r.join("app/.git")).unwrap();
+        std::os::unix::fs::symlink("../store/app.git", r.join("app/.git")).unwrap();
+        None
+    };
     let hook = |d: &str| format!("printf '{HOOK}' > {d}/pre-commit && chmod +x {d}/pre-commit");
     let cases: Vec<(Layout, String, &str)> = vec![
         (hooks_link, hook("shared-hooks"), READ_ONLY),
@@ -1105,6 +1112,7 @@ async fn protected_paths_that_are_links_cannot_be_planted_through() {
         (config_link, format!("{FSMONITOR} >> cfg"), READ_ONLY),
         (config_link, format!("rm .git/config && cp cfg .git/config && {FSMONITOR} >> .git/config"), BUSY),
         (dangling, format!("mkdir -p later-hooks && {}", hook("later-hooks")), READ_ONLY),
+        (dangling_git, format!("git init -q t && {FSMONITOR} >> t/.git/config && mv -T t/.git store/app.git"), BUSY),
     ];
     for (layout, plant, phrase) in &cases {
         refused_with_control(*layout, plant, phrase, &["", "app"]).await;
