@@ -842,7 +842,10 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                     std::mem::size_of::<MountAttr>(),
                 ) == 0
             }
-            Op::Pin { at, attr, kind } => pin(at, *attr, *kind)?,
+            Op::Pin { at, attr, kind } => {
+                pin(at, *attr, *kind)?;
+                true
+            }
         };
         if !ok {
             return Err(errno());
@@ -890,7 +893,7 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
 ///
 /// # Safety
 /// In the child, as [`enter`].
-unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<bool, c_int> {
+unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<(), c_int> {
     let dir = kind == libc::S_IFDIR;
     let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_SYMLINK_NOFOLLOW as u32;
     if dir {
@@ -936,7 +939,7 @@ unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<bool, c_int> {
     let e = errno();
     libc::close(fd);
     if ok {
-        Ok(true)
+        Ok(())
     } else {
         Err(e)
     }
