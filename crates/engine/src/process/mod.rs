@@ -12,6 +12,8 @@ pub mod clone3;
 pub mod confine;
 pub mod input_wait;
 pub mod launch;
+#[cfg(target_os = "linux")]
+pub mod mediate;
 pub mod plan;
 pub mod posix_spawn;
 pub mod probe;
