@@ -1042,6 +1042,10 @@ name = "\0nlc-own-%d" % os.getpid()
 v = socket.socket(socket.AF_UNIX); v.bind(name); v.listen(1)
 c = socket.socket(socket.AF_UNIX); c.connect(name); print("abstract", talk(c, v))
 a, b = socket.socketpair(); a.send(b"p"); print("pair", b.recv(1).decode())
+import ctypes
+# Not dumpable (as ssh-agent makes itself): the engine still reaches it.
+assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0
+c = socket.socket(socket.AF_UNIX); c.connect("own.sock"); print("undumpable", talk(c, s))
 def sq(x): return x * x
 if __name__ == "__main__":
     with multiprocessing.Pool(2) as p: print("pool", sum(p.map(sq, range(4))))
@@ -1053,7 +1057,7 @@ node -e 'const {fork}=require("child_process"); const fs=require("fs"); fs.write
         (st.exit_code, out.as_str()),
         (
             Some(0),
-            "relative y\ndotdot y\nabsolute y\nlink y\ndgram d\ntmpdir y\nabstract y\npair p\npool 14\nipc\n"
+            "relative y\ndotdot y\nabsolute y\nlink y\ndgram d\ntmpdir y\nabstract y\npair p\nundumpable y\npool 14\nipc\n"
         )
     );
     assert_eq!(st.confinement_notes, Vec::<String>::new());
@@ -1126,7 +1130,10 @@ async fn read_all_tmux_server_outside_cannot_be_driven() {
 fn racer(own: &Path, outside: &Path, rounds: u32) -> String {
     format!(
         r#"python3 - <<'PY'
-import ctypes, socket, threading
+import ctypes, socket, sys, threading
+# Switch threads as often as the interpreter can: the buffer changes
+# while each connect runs.
+sys.setswitchinterval(1e-6)
 libc = ctypes.CDLL(None, use_errno=True)
 own, out = b"{own}", b"{out}"
 assert len(own) == len(out)
@@ -1187,7 +1194,7 @@ async fn read_all_a_racer_rewriting_the_address_never_reaches_outside() {
     }
     // Control: unconfined the same racer reaches the outside socket.
     let _ = std::fs::remove_file(&own);
-    let (_, out) = f.run(&racer(&own, &outside, 400), None).await;
+    let (_, out) = f.run(&racer(&own, &outside, 2000), None).await;
     let reached: u32 = out.split(' ').next().unwrap().parse().unwrap();
     assert!(reached > 0, "{out}");
     assert!(l.accept().is_ok());
@@ -1237,4 +1244,50 @@ PY"#
     let (_, out) = f.run(&script, None).await;
     assert_eq!(out, "inet ok\nabstract ok\n");
     assert!(tcp.accept().is_ok() && abs.accept().is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
+    if !sandbox_here() {
+        return;
+    }
+    let f = fixture();
+    let dir = outside_dir();
+    let stream = dir.path().join("d.sock");
+    let l = UnixListener::bind(&stream).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let script = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\")' 2>&1 | tail -1",
+        stream.display()
+    );
+    let start = |confine| {
+        let opts = StartOptions {
+            cwd: ".".into(),
+            input: neurolink_commands_engine::spawn::Input::Terminal { cols: 80, rows: 24 },
+            confine,
+            ..Default::default()
+        };
+        let argv = vec!["/bin/bash".into(), "-c".into(), script.clone()];
+        commands::start(argv, opts, f.ctx()).unwrap().task_id
+    };
+    for (confine, want) in [
+        (
+            read_all(&[]),
+            "PermissionError: [Errno 13] Permission denied\r\n",
+        ),
+        (None, ""),
+    ] {
+        let id = start(confine);
+        let st = commands::await_settled(f.host, &id, Some(20_000.0))
+            .await
+            .unwrap();
+        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        assert_eq!(out, want);
+    }
+    // Only the unconfined control's connection arrived.
+    assert!(l.accept().is_ok());
+    assert_eq!(
+        l.accept().unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
 }

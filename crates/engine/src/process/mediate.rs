@@ -44,6 +44,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rustix::fs::{openat2, Mode, OFlags, ResolveFlags};
@@ -94,6 +95,7 @@ enum Kind {
 /// Runs on the confining thread that spawned the command.
 pub fn supervise(listener: OwnedFd, refused: Refusals) {
     let listener = Arc::new(listener);
+    let busy = Arc::new(AtomicUsize::new(0));
     let fd = listener.as_raw_fd();
     loop {
         let mut p = libc::pollfd {
@@ -122,7 +124,7 @@ pub fn supervise(listener: OwnedFd, refused: Refusals) {
                 _ => return,
             }
         }
-        handle(&listener, &n, &refused);
+        handle(&listener, &n, &refused, &busy);
     }
 }
 
@@ -386,9 +388,19 @@ impl Call {
     }
 }
 
+/// How many calls that may block one command has made on threads of their
+/// own at once; past that, on the supervisor's (the command then waits on
+/// itself, and cannot make the engine start threads without end).
+const WORKERS: usize = 16;
+
 /// Check one stopped call and make it (on a thread of its own when it may
 /// block, so that one slow peer holds up no other call of the command).
-fn handle(listener: &Arc<OwnedFd>, n: &libc::seccomp_notif, refused: &Refusals) {
+fn handle(
+    listener: &Arc<OwnedFd>,
+    n: &libc::seccomp_notif,
+    refused: &Refusals,
+    busy: &Arc<AtomicUsize>,
+) {
     let lfd = listener.as_raw_fd();
     if n.data.nr as libc::c_long == libc::SYS_socket {
         // Network off: a socket of a family other than AF_UNIX, refused
@@ -402,16 +414,25 @@ fn handle(listener: &Arc<OwnedFd>, n: &libc::seccomp_notif, refused: &Refusals) 
     }
     match check(lfd, n, refused.unix.as_ref()) {
         Ok(Some(call)) => {
-            if call.blocks() {
+            let blocking = call.blocks();
+            let slot = blocking && busy.fetch_add(1, Ordering::AcqRel) < WORKERS;
+            if blocking && !slot {
+                busy.fetch_sub(1, Ordering::AcqRel);
+            }
+            if slot {
                 let l = listener.clone();
+                let b = busy.clone();
                 let made = std::thread::Builder::new()
                     .name("nlc-connect".into())
                     .stack_size(64 * 1024)
-                    .spawn(move || reply(l.as_raw_fd(), call.id, call.make()));
-                if made.is_ok() {
-                    return;
+                    .spawn(move || {
+                        reply(l.as_raw_fd(), call.id, call.make());
+                        b.fetch_sub(1, Ordering::AcqRel);
+                    });
+                if made.is_err() {
+                    busy.fetch_sub(1, Ordering::AcqRel);
+                    reply(lfd, n.id, Err(libc::EAGAIN));
                 }
-                reply(lfd, n.id, Err(libc::EAGAIN));
             } else {
                 reply(lfd, n.id, call.make());
             }
