@@ -1291,3 +1291,84 @@ async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
         std::io::ErrorKind::WouldBlock
     );
 }
+
+/// `mount` with these arguments, which must succeed.
+fn mount(args: &[&str]) {
+    let ok = Command::new("mount").args(args).status().unwrap();
+    assert!(ok.success(), "mount {args:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_all_sees_no_mount_the_host_makes_later() {
+    if !sandbox_here() {
+        return;
+    }
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Making a shared mount on the host takes root: as another user
+        // there is no host mount to propagate, which is what this checks.
+        return;
+    }
+    let f = fixture();
+    let dir = outside_dir();
+    let d = dir.path().to_str().unwrap().to_string();
+    let m = format!("{d}/m");
+    std::fs::create_dir(&m).unwrap();
+    // A shared mount, as systemd makes `/` on most hosts: what the host
+    // mounts below it propagates to every mount namespace copied from it.
+    mount(&["--bind", &d, &d]);
+    mount(&["--make-shared", &d]);
+    let script = format!(
+        r#"touch ready; while [ ! -e go ]; do sleep 0.01; done
+stat -f -c %T {m}; touch {m}/w 2>/dev/null && echo wrote
+python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("{m}/s.sock"); print("connected")' 2>&1 | tail -1"#
+    );
+    let mut outs = Vec::new();
+    for confine in [read_all(&[]), None] {
+        for name in ["go", "ready"] {
+            let _ = std::fs::remove_file(f.root().join(name));
+        }
+        let argv = vec!["/bin/bash".into(), "-c".into(), script.clone()];
+        let opts = StartOptions {
+            cwd: ".".into(),
+            confine,
+            ..Default::default()
+        };
+        let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+        // Mounted once the command runs, a tmpfs holding a daemon's socket.
+        for _ in 0..1000 {
+            if f.root().join("ready").exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(f.root().join("ready").exists());
+        mount(&["-t", "tmpfs", "tmpfs", &m]);
+        let l = UnixListener::bind(format!("{m}/s.sock")).unwrap();
+        std::fs::write(f.root().join("go"), "").unwrap();
+        let st = commands::await_settled(f.host, &id, Some(20_000.0))
+            .await
+            .unwrap();
+        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        l.set_nonblocking(true).unwrap();
+        outs.push((out, l.accept().is_ok()));
+        drop(l);
+        mount_undo(&m);
+    }
+    mount_undo(&d);
+    // Confined: the directory as it was (read-only, no socket in it).
+    assert!(!outs[0].0.starts_with("tmpfs"), "{:?}", outs[0]);
+    assert!(
+        !outs[0].0.contains("wrote") && outs[0].0.contains("FileNotFoundError"),
+        "{:?}",
+        outs[0]
+    );
+    assert!(!outs[0].1);
+    // Control: unconfined the new mount is there.
+    assert_eq!(outs[1], ("tmpfs\nwrote\nconnected\n".to_string(), true));
+}
+
+fn mount_undo(at: &str) {
+    let ok = Command::new("umount").arg(at).status().unwrap();
+    assert!(ok.success(), "umount {at}");
+}

@@ -917,6 +917,27 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
             return Err(errno());
         }
     }
+    // The view receives no mount from the host: its clones were slaves of
+    // the host's shared mounts, so a filesystem the host mounted later (a
+    // container's overlay, a USB drive) appeared in it, writable, with
+    // whatever sockets it holds.
+    let private = MountAttr {
+        set: 0,
+        clr: 0,
+        propagation: libc::MS_PRIVATE,
+        userns_fd: 0,
+    };
+    if libc::syscall(
+        libc::SYS_mount_setattr,
+        libc::AT_FDCWD,
+        c"/tmp".as_ptr(),
+        AT_RECURSIVE,
+        &private as *const MountAttr,
+        std::mem::size_of::<MountAttr>(),
+    ) != 0
+    {
+        return Err(errno());
+    }
     // Into the new root: the view moved over `/` and made this process's
     // root. The host's tree stays mounted beneath it — unmounting it
     // (`pivot_root` and a lazy unmount) made every start wait for an RCU
