@@ -22,7 +22,8 @@
 //!    of the new PID namespace, and the protected paths inside write trees
 //!    bound read-only over them (a mount point can be neither renamed nor
 //!    removed);
-//! 4. the view moved over `/` and made the root (`MS_MOVE`, `chroot`): the
+//! 4. the view made private (no mount the host makes later propagates into
+//!    it), moved over `/` and made the root (`MS_MOVE`, `chroot`): the
 //!    host's tree stays mounted beneath it, out of reach (see [`enter`]) —
 //!    unmounting it cost every start an RCU grace period; the checked
 //!    directory entered by its path in the view and compared (device and
