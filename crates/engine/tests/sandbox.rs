@@ -1223,12 +1223,18 @@ def attempt(family, to):
         return errno.errorcode[e.errno]
 print("inet", attempt(socket.AF_INET, ("127.0.0.1", {port})))
 print("abstract", attempt(socket.AF_UNIX, "\0{name}"))
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+# io_uring_setup: a ring's connects would pass no filter.
+ring = libc.syscall(425, 1, params)
+print("uring", "ok" if ring >= 0 else errno.errorcode[ctypes.get_errno()])
 PY"#
     );
     // Network off: the socket is refused (and counted), the host's
     // abstract socket is out of Landlock's scope.
     let (st, out) = f.run(&script, read_all(&[])).await;
-    assert_eq!(out, "inet EACCES\nabstract EPERM\n");
+    assert_eq!(out, "inet EACCES\nabstract EPERM\nuring EACCES\n");
     assert_eq!(
         st.confinement_notes,
         ["network is off: 1 connection attempt was refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"]
@@ -1237,12 +1243,12 @@ PY"#
     // Network on: the TCP connect is made (by the engine, on the command's
     // socket), the abstract one still refused.
     let (st, out) = f.run(&script, read_all_with(&[], true)).await;
-    assert_eq!(out, "inet ok\nabstract EPERM\n");
+    assert_eq!(out, "inet ok\nabstract EPERM\nuring EACCES\n");
     assert_eq!(st.confinement_notes, Vec::<String>::new());
     assert!(tcp.accept().is_ok() && abs.accept().is_err());
     // Control: unconfined both connect.
     let (_, out) = f.run(&script, None).await;
-    assert_eq!(out, "inet ok\nabstract ok\n");
+    assert_eq!(out, "inet ok\nabstract ok\nuring ok\n");
     assert!(tcp.accept().is_ok() && abs.accept().is_ok());
 }
 
