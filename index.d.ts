@@ -52,7 +52,9 @@ export interface Confinement {
   /**
    * What it may read (and run): `"system"` = /usr, /lib*, /bin, /sbin, /etc, /opt, /proc, /sys, the needed /dev nodes,
    * the git configuration files, cwdRoot, the write and exec trees and the executable's own directory (not $HOME);
-   * `"all"` = every file the user can read; a list = those trees plus /usr, /lib*, /bin, /sbin, /proc and the /dev nodes.
+   * `"all"` = every file the user can read (its connects to unix sockets are mediated: a daemon's socket outside the write
+   * trees is refused with EACCES and counted in `status.confinementNotes`); a list = those trees plus /usr, /lib*, /bin,
+   * /sbin, /proc and the /dev nodes.
    * @default "system"
    */
   read?: 'system' | 'all' | string[]

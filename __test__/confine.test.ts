@@ -634,3 +634,33 @@ confinedTest('as nobody: the sandbox holds for an unprivileged host too (metadat
     })
   })
 })
+
+confinedTest('read "all": a daemon\'s socket outside the write trees is refused (EACCES) and counted; granted or unconfined it is reached', async () => {
+  const r = root()
+  const home = homeDir()
+  const path = join(home, 'd.sock')
+  let connections = 0
+  const server = net.createServer((c) => {
+    connections++
+    c.destroy()
+  })
+  await new Promise<void>((resolve) => server.listen(path, resolve))
+  const js = `require('net').connect(${JSON.stringify(path)},()=>{console.log('connected');process.exit(0)}).on('error',e=>{console.log(e.code);process.exit(3)})`
+  try {
+    const refused = await run(host(r, { read: 'all' }), [NODE, '-e', js])
+    assert.equal(refused.out, 'EACCES\n', refused.err)
+    assert.deepEqual(refused.st.confinementNotes, [
+      "1 connection attempt to a unix socket outside the write trees was refused (a daemon's socket is not reachable from a confined command); to allow one, make the socket's directory a write tree with the policy's confine.write",
+    ])
+    assert.equal(connections, 0)
+    // Controls: the directory a write tree, and unconfined.
+    const granted = await run(host(r, { read: 'all', write: [r, home] }), [NODE, '-e', js])
+    assert.equal(granted.out, 'connected\n', granted.err)
+    assert.equal(granted.st.confinementNotes, undefined)
+    const control = await run(host(r, false), [NODE, '-e', js])
+    assert.equal(control.out, 'connected\n', control.err)
+    await waitFor(() => connections === 2, 5_000, 'both connections')
+  } finally {
+    server.close()
+  }
+})

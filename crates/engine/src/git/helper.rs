@@ -169,6 +169,7 @@ fn start(
         env: Some(env.to_vec()),
         input: Input::Null,
         cgroup: cgroup.map(Cgroup::owned_handle).transpose()?,
+        refused: confine::Refusals::default(),
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let guard: confine::Guard = Box::new(|spawn| {

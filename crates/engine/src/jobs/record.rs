@@ -95,7 +95,12 @@ pub struct Live {
     pub looked_at: bool,
     /// How many of its sockets its confinement refused (counted by the
     /// engine's seccomp listener; confined without network only).
-    pub refused_sockets: u32,
+    pub refused_sockets: u16,
+    /// How many of its connects and sends to a unix socket outside its
+    /// write trees its confinement refused (read set `"all"` only). Both
+    /// counts saturate at 16 bits: a settled record stays within its
+    /// memory budget.
+    pub refused_unix: u16,
     /// Whether the runner or a caller stopped it.
     pub killed: bool,
     /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
@@ -120,6 +125,7 @@ impl Live {
             refs: None,
             looked_at: false,
             refused_sockets: 0,
+            refused_unix: 0,
             killed: false,
             follow: [0, 0],
             removed: None,
@@ -489,6 +495,7 @@ impl Record {
             usage,
             limit,
             recovered,
+            refused_unix,
         ) = {
             let mut live = self.live.locked();
             if look && live.state.is_settled() {
@@ -507,6 +514,7 @@ impl Record {
                 live.usage.limit(),
                 // Recovered records take counters of their own range.
                 self.seq >= super::ids::RECOVERED_BASE,
+                live.refused_unix,
             )
         };
         let end = if state.is_settled() {
@@ -549,7 +557,7 @@ impl Record {
             error,
             confined: self.confined,
             containment: self.containment,
-            confinement_notes: confinement_notes(refused),
+            confinement_notes: confinement_notes(refused, refused_unix),
             stdin_open: !state.is_settled() && self.input.as_ref().is_some_and(|i| i.is_open()),
             waiting_for_input: self.waiting_for_input(state),
             logs_removed: removed.is_some(),
@@ -706,19 +714,36 @@ pub fn iso_utc(ms: f64) -> String {
 }
 
 /// What a command's confinement refused it (see
-/// [`Status::confinement_notes`]), from the count of refused sockets.
-fn confinement_notes(refused_sockets: u32) -> Vec<String> {
-    if refused_sockets == 0 {
-        return Vec::new();
-    }
-    let (attempts, were) = if refused_sockets == 1 {
-        ("attempt", "was")
-    } else {
-        ("attempts", "were")
+/// [`Status::confinement_notes`]), from the counts of refused sockets and
+/// of refused connects to unix sockets outside its write trees.
+fn confinement_notes(refused_sockets: u16, refused_unix: u16) -> Vec<String> {
+    // A saturated count reads as "65535 or more".
+    let counted = |n: u16| {
+        let shown = if n == u16::MAX {
+            format!("{n} or more")
+        } else {
+            n.to_string()
+        };
+        if n == 1 {
+            (shown, "attempt", "was")
+        } else {
+            (shown, "attempts", "were")
+        }
     };
-    vec![format!(
-        "network is off: {refused_sockets} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
-    )]
+    let mut notes = Vec::new();
+    if refused_sockets != 0 {
+        let (n, attempts, were) = counted(refused_sockets);
+        notes.push(format!(
+            "network is off: {n} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
+        ));
+    }
+    if refused_unix != 0 {
+        let (n, attempts, were) = counted(refused_unix);
+        notes.push(format!(
+            "{n} connection {attempts} to a unix socket outside the write trees {were} refused (a daemon's socket is not reachable from a confined command); to allow one, make the socket's directory a write tree with the policy's confine.write"
+        ));
+    }
+    notes
 }
 
 /// A duration in whole milliseconds.

@@ -87,7 +87,6 @@ fn hand_to_confining_thread(
 ) -> PendingSpawn {
     use crate::process::confine;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let counted = (!plan.network).then(|| Arc::downgrade(rec));
     let dir = match l.dir.fd.try_clone() {
         Ok(d) => d,
         Err(e) => {
@@ -104,6 +103,27 @@ fn hand_to_confining_thread(
             return rx;
         }
     };
+    let count = |unix: bool| -> confine::Counter {
+        let rec = Arc::downgrade(rec);
+        Box::new(move |n| {
+            if let Some(rec) = rec.upgrade() {
+                let mut live = rec.live.lock().unwrap_or_else(|e| e.into_inner());
+                let n = u16::try_from(n).unwrap_or(u16::MAX);
+                if unix {
+                    live.refused_unix = live.refused_unix.saturating_add(n);
+                } else {
+                    live.refused_sockets = live.refused_sockets.saturating_add(n);
+                }
+            }
+        })
+    };
+    // Network off: the engine's listener counts refused sockets, or, when
+    // the command's connects are mediated, its own supervisor does.
+    let refused = confine::Refusals {
+        sockets: (!plan.network).then(|| count(false)),
+        unix: Some(count(true)),
+    };
+    let counted = (!plan.network).then(|| count(false));
     let start = confine::Start {
         plan,
         argv: rec.argv.to_vec(),
@@ -111,21 +131,14 @@ fn hand_to_confining_thread(
         env: l.env.take(),
         input: l.input,
         cgroup,
+        refused,
     };
     let grec = rec.clone();
     let guard: confine::Guard = Box::new(move |spawn| {
         let spawned = guarded(&grec, spawn);
-        if let (Ok(child), Some(rec)) = (&spawned, counted) {
+        if let (Ok(child), Some(counter)) = (&spawned, counted) {
             // The listener counts into the record while it exists.
-            confine::count_refusals(
-                child.pid,
-                Box::new(move |n| {
-                    if let Some(rec) = rec.upgrade() {
-                        let mut live = rec.live.lock().unwrap_or_else(|e| e.into_inner());
-                        live.refused_sockets = live.refused_sockets.saturating_add(n);
-                    }
-                }),
-            );
+            confine::count_refusals(child.pid, counter);
         }
         spawned
     });

@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use super::plan::{Counter, Grant, Level, Plan, Protected, DEVICE_NODES};
+pub use super::plan::{Counter, Grant, Level, Plan, Protected, Refusals, DEVICE_NODES};
 pub use super::probe::{
     missing, missing_at, namespaces_why_not, support, Support, NEEDED_ABI, TEST_ABI_VAR,
     TEST_SECCOMP_VAR,
@@ -95,6 +95,9 @@ pub struct Start {
     pub input: super::spawn::Input,
     /// The command's cgroup, when it has one.
     pub cgroup: Option<super::cgroup::OwnedHandle>,
+    /// Where a command whose connects are mediated (read set `"all"`, on
+    /// Linux) counts what is refused it.
+    pub refused: Refusals,
 }
 
 /// What the caller wraps around the spawn on the confining thread: it gets
@@ -146,10 +149,11 @@ impl Job {
     /// then ask for the next spare thread (and private temp directory).
     fn run(self) {
         let Job {
-            start,
+            mut start,
             guard,
             deliver,
         } = self;
+        let refused = std::mem::take(&mut start.refused);
         let mut spawn = || {
             #[cfg(target_os = "linux")]
             if start.plan.level == Level::Full {
@@ -168,7 +172,16 @@ impl Job {
         };
         let result = guard(&mut spawn);
         deliver(result);
-        imp::want_spare(start.plan.network, tmp_base(&start.plan));
+        imp::want_spare(imp::plain_filter(&start.plan), tmp_base(&start.plan));
+        // A command under read "all": this thread (its Landlock domain the
+        // command's) answers its connects until it has ended.
+        #[cfg(target_os = "linux")]
+        if let Some(listener) = super::mediate::take_listener() {
+            drop(start);
+            super::mediate::supervise(listener, refused);
+        }
+        #[cfg(not(target_os = "linux"))]
+        drop(refused);
     }
 }
 
@@ -560,7 +573,7 @@ mod imp {
     /// spawner (which makes a thread for it). When neither can take it, the
     /// job is answered with the spawner's error.
     pub fn hand_over(job: Box<super::Job>) {
-        let spawner = match spawner(job.start.plan.network) {
+        let spawner = match spawner(plain_filter(&job.start.plan)) {
             Ok(s) => s,
             Err(e) => {
                 let super::Job { deliver, .. } = *job;
@@ -590,6 +603,14 @@ mod imp {
             let super::Job { deliver, .. } = *job;
             deliver(Err(io::Error::other("the hardened spawner thread is gone")));
         }
+    }
+
+    /// Whether a start of `plan` takes the spawner whose filter has no
+    /// socket rule: with network, or mediated — its child's own filter
+    /// then carries the rule, as one thread has one listener at most
+    /// (see [`crate::process::mediate`]).
+    pub fn plain_filter(plan: &Plan) -> bool {
+        plan.network || crate::process::sandbox::mediated(plan)
     }
 
     /// Ask the spawner of `network` starts for the next spare thread.
@@ -711,6 +732,10 @@ mod imp {
     }
 
     pub fn want_spare(_network: bool, _tmp_base: Option<std::path::PathBuf>) {}
+
+    pub fn plain_filter(plan: &Plan) -> bool {
+        plan.network
+    }
 
     /// Never reached: [`super::missing`] refuses every confined start first.
     /// (The job stays boxed: the signature is the Linux one.)

@@ -13,6 +13,8 @@ pub mod confine;
 pub mod input_wait;
 pub mod launch;
 pub mod limits;
+#[cfg(target_os = "linux")]
+pub mod mediate;
 pub mod plan;
 pub mod posix_spawn;
 pub mod probe;

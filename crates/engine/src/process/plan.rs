@@ -77,3 +77,13 @@ pub const DEVICE_NODES: &[&str] = &[
 
 /// Told how many more sockets a command was refused (see [`count_refusals`](super::confine::count_refusals)).
 pub type Counter = Box<dyn Fn(u32) + Send + Sync>;
+
+/// Where the supervisor of a command with mediated connects (read set
+/// `"all"`: see `process::mediate`) counts what it refuses.
+#[derive(Default)]
+pub struct Refusals {
+    /// Sockets of a family other than `AF_UNIX` (network off).
+    pub sockets: Option<Counter>,
+    /// Connects and sends to a unix socket outside the write trees.
+    pub unix: Option<Counter>,
+}

@@ -22,7 +22,8 @@
 //!    of the new PID namespace, and the protected paths inside write trees
 //!    cloned from the view and bound over themselves, read-only or pinned
 //!    (a mount point can be neither renamed nor removed);
-//! 4. the view moved over `/` and made the root (`MS_MOVE`, `chroot`): the
+//! 4. the view made private (no mount the host makes later propagates into
+//!    it), moved over `/` and made the root (`MS_MOVE`, `chroot`): the
 //!    host's tree stays mounted beneath it, out of reach (see [`enter`]) —
 //!    unmounting it cost every start an RCU grace period; the checked
 //!    directory entered by its path in the view and compared (device and
@@ -123,6 +124,19 @@ pub struct View {
     cwd_ino: u64,
     /// The highest capability this kernel knows.
     last_cap: c_int,
+    /// The filter whose listener mediates its connects (read `"all"`: see
+    /// [`super::mediate`]), installed by the child just before its exec.
+    pub mediate: Option<Mediation>,
+}
+
+/// The program of [`super::seccomp::mediation_program`], built in the
+/// parent (the child of a `clone(CLONE_VM)` must not allocate).
+pub struct Mediation(pub &'static [libc::sock_filter]);
+
+impl std::fmt::Debug for Mediation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mediation({} instructions)", self.0.len())
+    }
 }
 
 /// `path` under the stage, as a C string.
@@ -144,6 +158,12 @@ enum Kind {
     All,
     System,
     Trees,
+}
+
+/// Whether a start of `plan` has its connects mediated ([`super::mediate`]):
+/// a `"full"` start whose view is read set `"all"`.
+pub fn mediated(plan: &Plan) -> bool {
+    plan.level == super::confine::Level::Full && kind(plan) == Kind::All
 }
 
 fn kind(plan: &Plan) -> Kind {
@@ -446,6 +466,10 @@ impl View {
             cwd_dev: st.st_dev,
             cwd_ino: st.st_ino,
             last_cap: last_cap(),
+            // Read "all" shows pathname sockets outside the write trees; a
+            // read list or "system" shows only the trees it names.
+            mediate: (k == Kind::All)
+                .then(|| Mediation(super::seccomp::mediation_program(!plan.network))),
         })
     }
 }
@@ -549,8 +573,31 @@ pub unsafe fn send_own_namespace(to: c_int) {
     if fd < 0 {
         return;
     }
+    send_fd(to, fd, SENT_NAMESPACE);
+    libc::close(fd);
+}
+
+/// What a message of the child carries: its mount namespace, or the
+/// listener of its mediation filter.
+const SENT_NAMESPACE: u8 = 0;
+const SENT_LISTENER: u8 = 1;
+
+/// Send `listener` (see [`super::mediate`]) over the unix socket `to`.
+/// Whether it was sent.
+///
+/// # Safety
+/// In the child, as [`enter`].
+pub unsafe fn send_listener(to: c_int, listener: c_int) -> bool {
+    send_fd(to, listener, SENT_LISTENER)
+}
+
+/// Send descriptor `fd` with the one byte `tag` over the unix socket `to`.
+///
+/// # Safety
+/// In the child, as [`enter`].
+unsafe fn send_fd(to: c_int, fd: c_int, tag: u8) -> bool {
     // One byte of data and one descriptor of control.
-    let mut byte = 0u8;
+    let mut byte = tag;
     let mut iov = libc::iovec {
         iov_base: (&mut byte as *mut u8).cast(),
         iov_len: 1,
@@ -568,14 +615,31 @@ pub unsafe fn send_own_namespace(to: c_int) {
         (*c).cmsg_type = libc::SCM_RIGHTS;
         (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<c_int>(), fd);
-        libc::sendmsg(to, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);
+        return libc::sendmsg(to, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) == 1;
     }
-    libc::close(fd);
+    false
 }
 
-/// The descriptor a child sent with [`send_own_namespace`] on the other end
-/// of `from`, if it sent one.
-pub fn receive_namespace(from: std::os::fd::BorrowedFd<'_>) -> Option<std::os::fd::OwnedFd> {
+/// What a child sent on the other end of `from`: its mount namespace
+/// ([`send_own_namespace`]) and its listener ([`send_listener`]), each if
+/// it sent it.
+pub fn receive_sent(
+    from: std::os::fd::BorrowedFd<'_>,
+) -> (Option<std::os::fd::OwnedFd>, Option<std::os::fd::OwnedFd>) {
+    let (mut ns, mut listener) = (None, None);
+    for _ in 0..2 {
+        match receive_one(from) {
+            Some((SENT_NAMESPACE, fd)) => ns = Some(fd),
+            Some((SENT_LISTENER, fd)) => listener = Some(fd),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    (ns, listener)
+}
+
+/// One message of the child: its tag and descriptor.
+fn receive_one(from: std::os::fd::BorrowedFd<'_>) -> Option<(u8, std::os::fd::OwnedFd)> {
     use std::os::fd::{AsRawFd, FromRawFd};
     let mut byte = 0u8;
     let mut iov = libc::iovec {
@@ -612,7 +676,7 @@ pub fn receive_namespace(from: std::os::fd::BorrowedFd<'_>) -> Option<std::os::f
             return None;
         }
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<c_int>());
-        (fd >= 0).then(|| std::os::fd::OwnedFd::from_raw_fd(fd))
+        (fd >= 0).then(|| (byte, std::os::fd::OwnedFd::from_raw_fd(fd)))
     }
 }
 
@@ -850,6 +914,27 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
         if !ok {
             return Err(errno());
         }
+    }
+    // The view receives no mount from the host: its clones were slaves of
+    // the host's shared mounts, so a filesystem the host mounted later (a
+    // container's overlay, a USB drive) appeared in it, writable, with
+    // whatever sockets it holds.
+    let private = MountAttr {
+        set: 0,
+        clr: 0,
+        propagation: libc::MS_PRIVATE,
+        userns_fd: 0,
+    };
+    if libc::syscall(
+        libc::SYS_mount_setattr,
+        libc::AT_FDCWD,
+        c"/tmp".as_ptr(),
+        AT_RECURSIVE,
+        &private as *const MountAttr,
+        std::mem::size_of::<MountAttr>(),
+    ) != 0
+    {
+        return Err(errno());
     }
     // Into the new root: the view moved over `/` and made this process's
     // root. The host's tree stays mounted beneath it — unmounting it

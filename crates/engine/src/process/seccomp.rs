@@ -48,6 +48,9 @@ const ARCH: u32 = 4;
 const fn arg_low(i: u32) -> u32 {
     16 + 8 * i + if cfg!(target_endian = "big") { 4 } else { 0 }
 }
+const fn arg_high(i: u32) -> u32 {
+    16 + 8 * i + if cfg!(target_endian = "big") { 0 } else { 4 }
+}
 
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
@@ -152,6 +155,119 @@ pub fn program(sockets: Option<u32>) -> Vec<libc::sock_filter> {
     }
     p.push(ret(allow));
     p
+}
+
+/// The second filter of a command whose view shows pathname sockets it may
+/// not reach (read set `"all"`), installed by its child just before the
+/// exec ([`install_mediation`]): `connect`, and `sendto` with a destination,
+/// go to the command's listener ([`super::mediate`]), which makes the call
+/// itself; `io_uring_setup` fails with `EACCES` (a ring's connect and send
+/// would pass no filter). Every other call, `sendmsg` and `sendmmsg`
+/// included, passes: see [`super::mediate`] for why those stay unheard.
+/// Built once; read by the child of a `clone(CLONE_VM)` without a lock.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
+pub fn mediation_program(sockets: bool) -> &'static [libc::sock_filter] {
+    static P: [std::sync::OnceLock<Vec<libc::sock_filter>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    P[usize::from(sockets)].get_or_init(|| {
+        let notify = libc::SECCOMP_RET_USER_NOTIF;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let mut p = vec![
+            load(ARCH),
+            // Another ABI: the first filter kills it.
+            ins(BPF_JEQ_K, 1, 0, AUDIT_ARCH),
+            ret(allow),
+            load(NR),
+        ];
+        if sockets {
+            // The socket rule of `network: false` (see [`program`]): one
+            // thread has one listener, so a mediated command's spawner
+            // carries its filter without it, and it is here instead.
+            p.extend([
+                ins(BPF_JEQ_K, 0, 4, libc::SYS_socket as u32),
+                load(arg_low(0)),
+                ins(BPF_JEQ_K, 0, 1, libc::AF_UNIX as u32),
+                ret(allow),
+                ret(notify),
+            ]);
+        }
+        p.extend([
+            ins(BPF_JEQ_K, 0, 1, libc::SYS_connect as u32),
+            ret(notify),
+            ins(BPF_JEQ_K, 0, 1, libc::SYS_io_uring_setup as u32),
+            ret(errno(libc::EACCES)),
+            // sendto: heard only when its destination (a 64-bit pointer,
+            // both halves compared) is not null.
+            ins(BPF_JEQ_K, 0, 5, libc::SYS_sendto as u32),
+            load(arg_low(4)),
+            ins(BPF_JEQ_K, 0, 2, 0),
+            load(arg_high(4)),
+            ins(BPF_JEQ_K, 1, 0, 0),
+            ret(notify),
+            ret(allow),
+        ]);
+        p
+    })
+}
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+pub fn mediation_program(_sockets: bool) -> &'static [libc::sock_filter] {
+    static P: [libc::sock_filter; 1] = [libc::sock_filter {
+        code: BPF_RET_K,
+        jt: 0,
+        jf: 0,
+        k: libc::SECCOMP_RET_KILL_PROCESS,
+    }];
+    &P
+}
+
+/// Install `prog` ([`mediation_program`]) on the calling process with a
+/// new listener, and return the listener (close-on-exec) or the errno.
+/// Once the listener has read a call, the caller waits for the answer
+/// killably only (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, Linux 5.19;
+/// without it a signal would restart a connect the engine may already have
+/// made).
+///
+/// # Safety
+/// Only system calls on the caller's stack: callable in the child of a
+/// `clone(CLONE_VM)` before its exec.
+pub unsafe fn install_mediation(prog: &[libc::sock_filter]) -> Result<i32, i32> {
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    let base = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+    let mut flags = base | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    loop {
+        // SAFETY: `fprog` points at `prog`, live for the call; the kernel
+        // copies the program.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                &fprog as *const libc::sock_fprog,
+            )
+        };
+        if rc >= 0 {
+            return Ok(rc as i32);
+        }
+        // SAFETY: the C library's errno location for the calling thread.
+        let e = unsafe { *libc::__errno_location() };
+        if e == libc::EINVAL && flags != base {
+            flags = base;
+            continue;
+        }
+        return Err(e);
+    }
 }
 
 /// Elsewhere no confined start gets this far ([`super::confine::missing`]).

@@ -171,6 +171,22 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 libc::close(fd);
             }
         }
+        if !p.view.is_null() {
+            if let Some(m) = &(*p.view).mediate {
+                // Last, once nothing of the engine's own remains to run: the
+                // filter that hands the command's connects to the engine.
+                match super::seccomp::install_mediation(m.0) {
+                    Ok(fd) => {
+                        let sent = super::sandbox::send_listener(p.namespace, fd);
+                        libc::close(fd);
+                        if !sent {
+                            fail(p, libc::EPIPE);
+                        }
+                    }
+                    Err(e) => fail(p, e),
+                }
+            }
+        }
         if !p.view.is_null()
             && libc::syscall(
                 libc::SYS_close_range,
@@ -583,9 +599,26 @@ fn spawn_raw(
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(io::Error::from_raw_os_error(failed));
     }
-    if let Some(ns) = namespace.and_then(|(r, _)| super::sandbox::receive_namespace(r.as_fd())) {
-        // Its namespace is torn down off the path of its exit.
-        super::sandbox::hold_namespace(pid, ns);
+    if let Some((r, _)) = namespace {
+        let (ns, listener) = super::sandbox::receive_sent(r.as_fd());
+        if let Some(ns) = ns {
+            // Its namespace is torn down off the path of its exit.
+            super::sandbox::hold_namespace(pid, ns);
+        }
+        if view.is_some_and(|v| v.mediate.is_some()) {
+            let Some(listener) = listener else {
+                // Its connects would wait for nobody: it does not run.
+                // SAFETY: our own child, killed and reaped once.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+                return Err(io::Error::other(
+                    "the listener of the confined command's connects did not arrive",
+                ));
+            };
+            super::mediate::keep_listener(listener);
+        }
     }
     Ok(pid)
 }
