@@ -38,6 +38,7 @@
 //! streams. Reads go through the registry and [`text::paging`] /
 //! [`text::decode`] over the log files, never through the supervisor.
 
+pub mod engine;
 pub mod errors;
 pub mod git;
 pub mod intern;
@@ -45,12 +46,14 @@ pub mod jobs;
 mod platform;
 pub mod policy;
 pub mod process;
+pub mod process_wide;
 pub mod runtime;
 pub mod sync;
 pub mod text;
 pub mod tools;
 
 // The paths the napi crate and the tests have always used.
+pub use engine::{Engine, EngineConfig};
 pub use git::run as gitrun;
 pub use jobs::{bank, commands, record, registry, supervisor};
 pub use process::{signals, spawn, watchdog};

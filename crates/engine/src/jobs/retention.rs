@@ -22,7 +22,7 @@ use std::sync::{Arc, LazyLock, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::record::Record;
-use super::registry;
+use super::registry::Registry;
 use crate::errors::{os_reason, EngineError, EngineResult};
 use crate::text::capture::{Stream, LOG_BYTES};
 use crate::text::logfile::{self, BaseError, LogBase};
@@ -199,7 +199,7 @@ fn limit(name: &str, v: f64, allow_zero: bool) -> EngineResult<f64> {
 
 /// `configureLogs`: validate every field, check a named directory against
 /// the trust rule (creating it 0700 if missing), then apply them all.
-pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
+pub fn configure(o: LogOptions, tmpdir: &Path, reg: &Registry) -> EngineResult<LogSettings> {
     let mut next = settings();
     if let Some(d) = o.dir {
         next.dir = match d {
@@ -260,7 +260,7 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
         // The queue under the same lock settles push under, so none is missed.
         let mut q = SETTLED.locked();
         if limited && !LIMITED.load(Ordering::Acquire) {
-            *q = settled_from_registry();
+            *q = settled_from_registry(reg);
         } else if !limited {
             q.clear();
         }
@@ -371,8 +371,9 @@ pub fn on_settled(rec: &Arc<Record>) {
 
 /// The settled commands whose logs are on disk, oldest settled first, as
 /// the registry knows them (their settle time is when their process ended).
-fn settled_from_registry() -> Queue {
-    let mut v: Vec<(Instant, Arc<Record>)> = registry::all_records()
+fn settled_from_registry(reg: &Registry) -> Queue {
+    let mut v: Vec<(Instant, Arc<Record>)> = reg
+        .all_records()
         .into_iter()
         .filter_map(|r| {
             let live = r.live.locked();
@@ -399,6 +400,7 @@ pub fn kick() {
             s.max_age_ms.map(crate::policy::duration_ms),
             s.max_total_bytes,
             &s,
+            None,
         );
         SWEEPING.store(false, Ordering::Release);
         // A write or settle between the sweep's end and the flag's reset
@@ -412,7 +414,12 @@ pub fn kick() {
 
 /// Remove settled logs, oldest first, while the oldest is older than
 /// `older_than` or the logs on disk exceed `keep`.
-fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Pruned {
+fn sweep(
+    older_than: Option<Duration>,
+    keep: Option<u64>,
+    s: &Settings,
+    reg: Option<&Registry>,
+) -> Pruned {
     let mut out = Pruned::default();
     if older_than.is_none() && keep.is_none() {
         return out;
@@ -420,12 +427,12 @@ fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Prune
     let mut guard = SETTLED.locked();
     let mut doomed = Vec::new();
     // Without a limit in force nothing is queued: an explicit prune works on
-    // the registry's settled commands.
+    // the registry's settled commands (a background sweep has none to hand).
     let mut own;
     let q: &mut VecDeque<_> = if LIMITED.load(Ordering::Acquire) {
         &mut guard
     } else {
-        own = settled_from_registry();
+        own = reg.map(settled_from_registry).unwrap_or_default();
         &mut own
     };
     while let Some((at, rec)) = q.front() {
@@ -495,7 +502,7 @@ fn remove(rec: &Record, why: &str, force: bool) -> Option<u64> {
 /// `pruneBackgroundCommandLogs`: the settled logs the options (else the
 /// settings) say go, and every task directory an ended process of this user
 /// left under the directories in use (blocking: run it off the JS thread).
-pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
+pub fn prune(o: PruneOptions, tmpdir: &Path, reg: &Registry) -> EngineResult<Pruned> {
     let s = settings();
     let older = match o.older_than_ms {
         Some(v) => Some(limit("olderThanMs", v, true)?),
@@ -505,7 +512,7 @@ pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
         Some(v) => Some(limit("keepBytes", v, true)? as u64),
         None => s.max_total_bytes,
     };
-    let mut out = sweep(older.map(crate::policy::duration_ms), keep, &s);
+    let mut out = sweep(older.map(crate::policy::duration_ms), keep, &s, Some(reg));
     let mut bases = logfile::known_bases();
     if let Ok(b) = base_for(tmpdir, false) {
         bases.push(b);
@@ -530,15 +537,13 @@ pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
     Ok(out)
 }
 
-/// The host process is exiting: remove the spare log directories no start
-/// took, and with `removeOnExit` every task directory this process made
-/// (its commands are being stopped).
-pub fn exit_cleanup() {
-    super::spare::close();
+/// The host process is exiting: with `removeOnExit`, remove every task
+/// directory of `reg`'s commands (they are being stopped).
+pub fn exit_cleanup(reg: &Registry) {
     if !SETTINGS.read().map(|s| s.remove_on_exit).unwrap_or(false) {
         return;
     }
-    for rec in registry::all_records() {
+    for rec in reg.all_records() {
         remove(&rec, "the host process exited with removeOnExit set", true);
     }
 }

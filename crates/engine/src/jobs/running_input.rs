@@ -19,6 +19,8 @@ use super::record::Record;
 /// cannot tell) never arm it.
 pub(super) struct InputWatch<'a> {
     rec: &'a Record,
+    /// Where its waiting event goes.
+    listener: u32,
     /// What the command reads, as the kernel names it (`None`: no watch).
     target: Option<crate::process::input_wait::Target>,
     wait: Duration,
@@ -30,7 +32,13 @@ impl<'a> InputWatch<'a> {
     /// Looks between two checks of a command that stays quiet, at least.
     const MIN_PERIOD: Duration = Duration::from_millis(100);
 
-    pub(super) fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>, far: Instant) -> Self {
+    pub(super) fn new(
+        rec: &'a Record,
+        listener: u32,
+        wait_ms: f64,
+        writer: &Writer<'_>,
+        far: Instant,
+    ) -> Self {
         use crate::process::input_wait;
         let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
         let target = match &writer.tx {
@@ -39,6 +47,7 @@ impl<'a> InputWatch<'a> {
         };
         InputWatch {
             rec,
+            listener,
             target,
             wait: crate::policy::duration_ms(wait_ms),
             far,
@@ -86,7 +95,7 @@ impl<'a> InputWatch<'a> {
         };
         if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
             crate::runtime::emit(
-                super::registry::listener_of(self.rec.host),
+                self.listener,
                 crate::runtime::Event::WaitingForInput(self.rec.task_id()),
             );
         }

@@ -19,13 +19,10 @@ use tokio::time::{sleep_until, Instant};
 use super::bank;
 use super::catch_panic::CatchPanic;
 pub use super::control::Control;
-use super::gate::guarded;
-pub use super::gate::{close_spawning, spawning_closed};
-use super::host_waits::fill_host_waits;
-pub use super::host_waits::{await_on_host_thread, take_host_wait_status};
 pub use super::private_tmp::{remove_unsettled_private_tmps, PrivateTmp};
 use super::record::{KillReason, Record, State};
 use super::running_input::{InputWatch, Writer};
+use super::state::State as Engine;
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
 use crate::process::signals;
@@ -39,6 +36,7 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
 
 /// Spawn under the gate; the group is recorded and tracked before it opens.
 fn start_process(
+    eng: &Engine,
     rec: &Record,
     dir: &HeldDir,
     env: Option<&[(String, String)]>,
@@ -62,7 +60,7 @@ fn start_process(
             extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
         }
     });
-    guarded(rec, &mut || {
+    eng.gate.guarded(rec, &mut || {
         // The spawn-time transform (a terminal) sits here, after every check
         // and before the process exists.
         transform::spawn(transform::Request {
@@ -81,6 +79,7 @@ fn start_process(
 type PendingSpawn = tokio::sync::oneshot::Receiver<std::io::Result<spawn::Spawned>>;
 
 fn hand_to_confining_thread(
+    eng: &Arc<Engine>,
     rec: &Arc<Record>,
     plan: crate::process::confine::Plan,
     l: &mut Launch,
@@ -113,8 +112,9 @@ fn hand_to_confining_thread(
         cgroup,
     };
     let grec = rec.clone();
+    let geng = eng.clone();
     let guard: confine::Guard = Box::new(move |spawn| {
-        let spawned = guarded(&grec, spawn);
+        let spawned = geng.gate.guarded(&grec, spawn);
         if let (Ok(child), Some(rec)) = (&spawned, counted) {
             // The listener counts into the record while it exists.
             confine::count_refusals(
@@ -192,16 +192,14 @@ enum Stop {
     Limit(crate::process::limits::Kind, crate::process::limits::Limits),
 }
 
-/// Commands handed to a supervisor whose spawn has not returned yet.
-static LAUNCHING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 /// Start the supervisor of `rec` on the engine's runtime.
-pub fn launch(rec: Arc<Record>, mut l: Launch) {
-    LAUNCHING.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+pub fn launch(eng: &Arc<Engine>, rec: Arc<Record>, mut l: Launch) {
+    eng.launching
+        .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     let pending = l
         .confine
         .take()
-        .map(|plan| hand_to_confining_thread(&rec, plan, &mut l));
+        .map(|plan| hand_to_confining_thread(eng, &rec, plan, &mut l));
     // The supervisor's task is large and lives as long as the command. It is
     // created from an engine thread, so its memory comes from that thread's
     // allocator arena rather than the caller's (the JS thread's), where it
@@ -209,8 +207,11 @@ pub fn launch(rec: Arc<Record>, mut l: Launch) {
     // leave holes behind once the command settles. Spawned from a worker, it
     // goes to that worker's next-task slot: the same thread runs it at once,
     // and no other thread is woken for it.
-    crate::runtime::handle().spawn(async move {
-        crate::runtime::handle().spawn(supervise_guarded(rec, l, pending));
+    let eng = eng.clone();
+    let runtime = eng.runtime.clone();
+    runtime.spawn(async move {
+        let runtime = eng.runtime.clone();
+        runtime.spawn(supervise_guarded(eng, rec, l, pending));
     });
 }
 
@@ -221,8 +222,13 @@ pub(crate) const INJECT_PANIC: &str = "--nlc-test-inject-supervisor-panic";
 
 /// [`supervise`], and if it panicked, what settles the command anyway:
 /// nothing may wait on it forever.
-async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
-    if let Err(e) = CatchPanic(Box::pin(supervise(rec.clone(), l, pending))).await {
+async fn supervise_guarded(
+    eng: Arc<Engine>,
+    rec: Arc<Record>,
+    l: Launch,
+    pending: Option<PendingSpawn>,
+) {
+    if let Err(e) = CatchPanic(Box::pin(supervise(&eng, rec.clone(), l, pending))).await {
         if rec.is_settled() {
             return;
         }
@@ -237,11 +243,11 @@ async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingS
             rec.log(s).finish();
         }
         let why = format!("the command's supervisor failed ({e}); its process group was stopped and the output so far is kept");
-        finish(&rec, State::Killed, None, None, Some(why), true).await;
+        finish(&eng, &rec, State::Killed, None, None, Some(why), true).await;
     }
 }
 
-async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
+async fn supervise(eng: &Arc<Engine>, rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     #[cfg(test)]
     if rec.argv.last().is_some_and(|a| a == INJECT_PANIC) {
         let _held = rec.live.locked();
@@ -269,9 +275,12 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
                 "the confining thread ended before it started the command",
             ))
         }),
-        None => start_process(&rec, &dir, env.as_deref(), input),
+        None => start_process(eng, &rec, &dir, env.as_deref(), input),
     };
-    let others_launching = LAUNCHING.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) > 1;
+    let others_launching = eng
+        .launching
+        .fetch_sub(1, std::sync::atomic::Ordering::AcqRel)
+        > 1;
     drop(dir);
     let mut child = match spawned {
         Ok(c) => c,
@@ -292,7 +301,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
             if let Some(i) = &rec.input {
                 i.close();
             }
-            finish(&rec, State::Exited, None, None, Some(error), false).await;
+            finish(eng, &rec, State::Exited, None, None, Some(error), false).await;
             return;
         }
     };
@@ -302,7 +311,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     // their way (a burst), whose own directory creation a maker would only
     // compete with.
     if !others_launching {
-        super::spare::refill(&rec.logs_root);
+        eng.spares.refill(&rec.logs_root);
     }
     // The first start's process exists: what ended processes left is swept
     // in the background (once; an atomic load from then on).
@@ -316,7 +325,8 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
             live.state = State::Running;
         }
     }
-    let mut outcome = run(&rec, limits, child, files, &mut control).await;
+    let listener = eng.registry.listener_of(rec.host);
+    let mut outcome = run(&rec, listener, limits, child, files, &mut control).await;
     // Writes still queued are answered (closed) as the writer goes with `run`.
     if let Some(i) = &rec.input {
         i.close();
@@ -358,7 +368,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         });
     }
     drop(private_tmp);
-    finish(&rec, state, code, signal, error, killed).await;
+    finish(eng, &rec, state, code, signal, error, killed).await;
 }
 
 /// Whether the command's tree went over a resource limit, and (with
@@ -398,6 +408,7 @@ struct Outcome {
 
 async fn run(
     rec: &Arc<Record>,
+    listener: u32,
     limits: Limits,
     child: spawn::Spawned,
     files: [File; 2],
@@ -440,7 +451,7 @@ async fn run(
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
     tokio::pin!(budget_timer, escalate_timer, drain_timer, idle_timer);
-    let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
+    let input_watch = InputWatch::new(rec, listener, limits.input_wait_ms, &writer, far);
     let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
     // Resource limits are looked at on a timer (SPEC §15).
@@ -713,6 +724,7 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
 }
 
 async fn finish(
+    eng: &Engine,
     rec: &Arc<Record>,
     state: State,
     code: Option<i32>,
@@ -726,7 +738,7 @@ async fn finish(
         live.killed = killed;
     }
     rec.close_link();
-    let refs = bank::bank(rec).await;
+    let refs = bank::bank(&eng.registry, rec).await;
     {
         let mut live = rec.live.locked();
         live.exit_code = code;
@@ -740,9 +752,9 @@ async fn finish(
     // sees it settled also finds it in the queue.
     super::retention::on_settled(rec);
     rec.settled.publish();
-    fill_host_waits(rec);
+    eng.host_waits.fill_host_waits(rec);
     crate::runtime::emit(
-        super::registry::listener_of(rec.host),
+        eng.registry.listener_of(rec.host),
         crate::runtime::Event::Settled(rec.task_id()),
     );
 }
