@@ -107,7 +107,6 @@ pub(crate) fn eng() -> &'static engine::Engine {
 #[napi_derive::module_init]
 fn init_runtime() {
     let rt = runtime::build();
-    runtime::install(rt.handle().clone());
     let _ = ENGINE.set(engine::Engine::new(engine::EngineConfig {
         runtime: Some(rt.handle().clone()),
     }));
@@ -136,7 +135,7 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
             }
             Ok(FnArgs::from(ctx.value))
         })?;
-    let id = runtime::add_listener(Arc::new(move |e| {
+    let id = eng().registry.add_listener(Arc::new(move |e| {
         let (kind, id) = match e {
             runtime::Event::Bank(id) => ("bank", id),
             runtime::Event::Settled(id) => ("settled", id),
@@ -149,7 +148,7 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
     }));
     LISTENER.with(|l| l.set(id));
     env.add_env_cleanup_hook((), move |_| {
-        runtime::remove_listener(id);
+        eng().registry.remove_listener(id);
         if owner {
             commands::terminate_everything(eng(), libc_sigterm());
             commands::exit_cleanup(eng());
@@ -608,7 +607,9 @@ pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatu
 #[napi]
 pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
     let o = inputs::log_options(&options).map_err(js_err)?;
-    engine::jobs::retention::configure(o, std::path::Path::new(&tmpdir), &eng().registry)
+    eng()
+        .retention
+        .configure(o, std::path::Path::new(&tmpdir), &eng().registry)
         .map(Into::into)
         .map_err(js_err)
 }
@@ -616,7 +617,9 @@ pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLo
 /// The log settings in force, changing none of them.
 #[napi]
 pub fn get_log_settings(tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
-    engine::jobs::retention::current(std::path::Path::new(&tmpdir))
+    eng()
+        .retention
+        .current(std::path::Path::new(&tmpdir))
         .map(Into::into)
         .map_err(js_err)
 }
@@ -640,12 +643,13 @@ pub fn prune_logs<'e>(
     promise(
         env,
         blocking(move || {
-            engine::jobs::retention::prune(o, std::path::Path::new(&tmpdir), &eng().registry).map(
-                |p| NativePruneResult {
+            eng()
+                .retention
+                .prune(o, std::path::Path::new(&tmpdir), &eng().registry)
+                .map(|p| NativePruneResult {
                     removed: p.removed,
                     freed_bytes: p.freed_bytes,
-                },
-            )
+                })
         }),
     )
 }

@@ -45,12 +45,7 @@ pub fn recover_commands<'e>(
     crate::promise(
         env,
         crate::blocking(move || {
-            recover::recover(
-                &crate::eng().registry,
-                host_id,
-                &f,
-                std::path::Path::new(&tmpdir),
-            )
+            recover::recover(crate::eng(), host_id, &f, std::path::Path::new(&tmpdir))
         }),
     )
 }

@@ -92,6 +92,8 @@ impl Engine {
             .join();
         }
         state.spares.close();
+        // Those that outlived the bound keep no private temp directory.
+        state.private_tmps.remove_unsettled();
         running.len()
     }
 }

@@ -5,7 +5,7 @@
 //! PLACEHOLDER-LIST
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use std::sync::{LazyLock, RwLock};
 
 /// The next task counter. One counter for the whole process, so that a
@@ -43,3 +43,10 @@ fn seed() -> u64 {
 /// was. Which engine recovered an id is its registry's business.
 pub static RECOVERED_TEXT: LazyLock<RwLock<HashMap<u64, Box<str>>>> =
     LazyLock::new(Default::default);
+
+/// The background sweep of ended processes' directories was claimed (by
+/// the process's first start, whichever engine made it): what ended
+/// processes left is the same whichever engine looks.
+pub static ENDED_SWEEP_CLAIMED: AtomicBool = AtomicBool::new(false);
+/// Background sweeps of ended processes' directories finished (0 or 1).
+pub static ENDED_SWEEPS_DONE: AtomicU32 = AtomicU32::new(0);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use neurolink_commands_engine::capture::Stream;
 use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
-use neurolink_commands_engine::jobs::retention::{self, LogOptions, PruneOptions};
+use neurolink_commands_engine::jobs::retention::{LogOptions, PruneOptions};
 use neurolink_commands_engine::paging::Window;
 use neurolink_commands_engine::policy::{Policy, PolicyInput};
 use neurolink_commands_engine::record::BankMode;
@@ -50,15 +50,17 @@ async fn budget_removal_and_replacement_are_refused_with_their_codes() {
         .unwrap()
         .task_id
     };
-    let settings = retention::configure(
-        LogOptions {
-            max_total_bytes: Some(Some(100_000.0)),
-            ..Default::default()
-        },
-        logs.path(),
-        &engine.registry,
-    )
-    .unwrap();
+    let settings = engine
+        .retention
+        .configure(
+            LogOptions {
+                max_total_bytes: Some(Some(100_000.0)),
+                ..Default::default()
+            },
+            logs.path(),
+            &engine.registry,
+        )
+        .unwrap();
     assert_eq!(
         settings.dir,
         logs.path().join("neurolink-commands").display().to_string()
@@ -113,15 +115,17 @@ async fn budget_removal_and_replacement_are_refused_with_their_codes() {
         .unwrap_err();
     assert_eq!(e.code(), "NLC_LOG_REPLACED", "{e}");
     // An explicit prune with keepBytes 0 takes the rest.
-    let pruned = retention::prune(
-        PruneOptions {
-            keep_bytes: Some(0.0),
-            ..Default::default()
-        },
-        logs.path(),
-        &engine.registry,
-    )
-    .unwrap();
+    let pruned = engine
+        .retention
+        .prune(
+            PruneOptions {
+                keep_bytes: Some(0.0),
+                ..Default::default()
+            },
+            logs.path(),
+            &engine.registry,
+        )
+        .unwrap();
     assert_eq!(pruned.removed, 3);
     assert_eq!(pruned.freed_bytes, 90_000.0);
 }

@@ -181,15 +181,17 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     // Under another log directory the spares are not used (and go).
     let other = tempfile::tempdir().unwrap();
     let other_dir = other.path().join("logs");
-    retention::configure(
-        retention::LogOptions {
-            dir: Some(Some(other_dir.to_str().unwrap().into())),
-            ..Default::default()
-        },
-        f.logs.path(),
-        &f.engine.registry,
-    )
-    .unwrap();
+    f.engine
+        .retention
+        .configure(
+            retention::LogOptions {
+                dir: Some(Some(other_dir.to_str().unwrap().into())),
+                ..Default::default()
+            },
+            f.logs.path(),
+            &f.engine.registry,
+        )
+        .unwrap();
     let third = run("echo three");
     commands::await_settled(&f.engine, f.host, &third, None)
         .await
@@ -209,7 +211,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     // The process exits: no spare stays; the commands' own directories do
     // (removeOnExit is off).
     f.engine.spares.close();
-    retention::exit_cleanup(&f.engine.registry);
+    f.engine.retention.exit_cleanup(&f.engine.registry);
     assert_eq!(task_dirs(&other_dir), BTreeSet::from([third.clone()]));
     assert_eq!(
         task_dirs(&base),

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
 use super::registry::Registry;
 use crate::errors::{EngineError, EngineResult};
-use crate::runtime::{self, Event};
+use crate::runtime::Event;
 use crate::text;
 use crate::text::capture::Stream;
 use crate::text::paging::{self, Page, Window};
@@ -138,19 +138,20 @@ pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
 pub async fn bank(reg: &Registry, rec: &Arc<Record>) -> Refs {
     match rec.bank {
         BankMode::BuiltIn => Refs::BuiltIn,
-        BankMode::Host => Refs::Kept(Box::new(host_bank(reg.listener_of(rec.host), rec).await)),
+        BankMode::Host => Refs::Kept(Box::new(host_bank(reg, rec).await)),
     }
 }
 
 /// Bank both streams through the host's `bankArtifact`.
-async fn host_bank(listener: u32, rec: &Arc<Record>) -> [ArtifactRef; 2] {
-    if !runtime::has_listener(listener) {
+async fn host_bank(reg: &Registry, rec: &Arc<Record>) -> [ArtifactRef; 2] {
+    let listener = reg.listener_of(rec.host);
+    if !reg.has_listener(listener) {
         return Stream::BOTH
             .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
     }
     let (tx, rx) = oneshot::channel();
     *rec.link.locked() = Link::Banking(tx);
-    runtime::emit(listener, Event::Bank(rec.task_id()));
+    reg.emit(listener, Event::Bank(rec.task_id()));
     let bound = host_bank_timeout();
     match tokio::time::timeout(bound, rx).await {
         Ok(Ok(outcomes)) => {

@@ -14,7 +14,7 @@ use super::bank;
 use super::input::{InputState, WriteFailure, TERMINAL_EOF};
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::Counts;
-use super::retention;
+
 use super::state::State as Engine;
 use super::supervisor::Control;
 use super::supervisor::PrivateTmp;
@@ -153,10 +153,15 @@ pub fn start(
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
         // The toolsets' own runs (git) get the environment they name.
-        Some((c, root)) if !c.network && !ctx.hidden => {
-            prepare_confinement(c, root, &argv, without_network_env(opts.env), &ctx.tmpdir)?
-        }
-        Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir)?,
+        Some((c, root)) if !c.network && !ctx.hidden => prepare_confinement(
+            eng,
+            c,
+            root,
+            &argv,
+            without_network_env(opts.env),
+            &ctx.tmpdir,
+        )?,
+        Some((c, root)) => prepare_confinement(eng, c, root, &argv, opts.env, &ctx.tmpdir)?,
     };
     let session = eng.registry.choose_session(
         ctx.host,
@@ -262,6 +267,7 @@ type Prepared = (
 );
 
 fn prepare_confinement(
+    eng: &Engine,
     c: &Confinement,
     root: &Path,
     argv: &[String],
@@ -284,7 +290,7 @@ fn prepare_confinement(
         })?;
         // The spawn points TMPDIR, TMP and TEMP at it (see
         // `spawn::spawn_piped_own`), off this thread.
-        tmp = Some(PrivateTmp::new(dir));
+        tmp = Some(PrivateTmp::new(dir, &eng.private_tmps));
     }
     let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
     let plan = confine::plan(c, root, &exe, tmp.as_ref().map(PrivateTmp::path), &shared);
@@ -349,7 +355,7 @@ fn make_logs(eng: &Arc<Engine>, tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase
     let mut stale = false;
     let mut seq = None;
     loop {
-        let base = match retention::base_for(tmpdir, stale) {
+        let base = match eng.retention.base_for(tmpdir, stale) {
             Ok(b) => b,
             Err(logfile::BaseError::Os(p, e)) => {
                 let n = *seq.get_or_insert_with(super::ids::new_task_seq);
@@ -526,9 +532,9 @@ pub fn shut_down(eng: &Engine, sig: i32) {
 /// not settled.
 pub fn exit_cleanup(eng: &Engine) {
     eng.spares.close();
-    super::retention::exit_cleanup(&eng.registry);
+    eng.retention.exit_cleanup(&eng.registry);
     crate::process::confine::discard_premade();
-    supervisor::remove_unsettled_private_tmps();
+    eng.private_tmps.remove_unsettled();
 }
 
 /// Why a log could not be read, and what to do about it.

@@ -35,7 +35,7 @@ use serde_json::Value;
 use super::ids::Ids;
 use super::manifest;
 use super::record::{BankMode, Link, Live, Record, Refs, Settled, State};
-use super::registry::Registry;
+use super::state::State as Engine;
 use crate::errors::{EngineError, EngineResult};
 use crate::text::capture::{self, Stream, StreamLog};
 use crate::text::logfile::{self, LogBase};
@@ -68,8 +68,9 @@ const MANIFEST_MAX: u64 = 64 << 20;
 
 /// Recover the settled commands of ended processes of this user in the
 /// current log base for `host`; returns how many were recovered.
-pub fn recover(reg: &Registry, host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
-    let base = super::retention::base_or_refusal(tmpdir)?;
+pub fn recover(eng: &Engine, host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
+    let reg = &eng.registry;
+    let base = eng.retention.base_or_refusal(tmpdir)?;
     let dir = rustix::fs::openat(
         &base.fd,
         ".",

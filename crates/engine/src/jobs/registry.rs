@@ -13,6 +13,7 @@ pub use super::ids::new_task_seq;
 use super::ids::Ids;
 use super::record::Record;
 use crate::policy::Policy;
+use crate::runtime::{Event, Listener};
 
 /// The settings in force for a host.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +70,9 @@ pub struct Registry {
     tasks: RwLock<HashMap<u64, Arc<Record>>>,
     hosts: Mutex<HashMap<u32, Host>>,
     next_host: AtomicU32,
+    /// The listeners (one per Node environment), by id.
+    listeners: Mutex<HashMap<u32, Listener>>,
+    next_listener: AtomicU32,
     /// Task ids whose recovery was refused ([`super::recover`]), and why:
     /// such an id answers `NLC_RECOVERY_REFUSED` instead of "unknown".
     refused: Mutex<HashMap<String, String>>,
@@ -94,6 +98,8 @@ impl Registry {
             tasks: RwLock::new(HashMap::new()),
             hosts: Mutex::new(HashMap::new()),
             next_host: AtomicU32::new(1),
+            listeners: Mutex::new(HashMap::new()),
+            next_listener: AtomicU32::new(1),
             refused: Mutex::new(HashMap::new()),
         }
     }
@@ -239,6 +245,32 @@ impl Registry {
             .find_map(session_candidate)
             .map(str::to_string)
             .unwrap_or_else(|| self.default_session(host))
+    }
+
+    /// Add a listener (one per Node environment that loads the addon);
+    /// returns its id, which hosts registered from that environment carry.
+    pub fn add_listener(&self, f: Listener) -> u32 {
+        let id = self.next_listener.fetch_add(1, Ordering::Relaxed);
+        self.listeners.locked().insert(id, f);
+        id
+    }
+
+    /// Forget a listener (its environment is being torn down).
+    pub fn remove_listener(&self, id: u32) {
+        self.listeners.locked().remove(&id);
+    }
+
+    /// Whether listener `id` exists (without one, host banking cannot happen).
+    pub fn has_listener(&self, id: u32) -> bool {
+        self.listeners.locked().contains_key(&id)
+    }
+
+    /// Tell listener `id`, if it still exists.
+    pub fn emit(&self, id: u32, e: Event) {
+        let f = self.listeners.locked().get(&id).cloned();
+        if let Some(f) = f {
+            f(e);
+        }
     }
 
     /// Why `id`'s recovery was refused, if it was.

@@ -20,7 +20,7 @@ use super::record::Record;
 pub(super) struct InputWatch<'a> {
     rec: &'a Record,
     /// Where its waiting event goes.
-    listener: u32,
+    registry: &'a super::registry::Registry,
     /// What the command reads, as the kernel names it (`None`: no watch).
     target: Option<crate::process::input_wait::Target>,
     wait: Duration,
@@ -34,7 +34,7 @@ impl<'a> InputWatch<'a> {
 
     pub(super) fn new(
         rec: &'a Record,
-        listener: u32,
+        registry: &'a super::registry::Registry,
         wait_ms: f64,
         writer: &Writer<'_>,
         far: Instant,
@@ -47,7 +47,7 @@ impl<'a> InputWatch<'a> {
         };
         InputWatch {
             rec,
-            listener,
+            registry,
             target,
             wait: crate::policy::duration_ms(wait_ms),
             far,
@@ -94,8 +94,8 @@ impl<'a> InputWatch<'a> {
             return;
         };
         if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
-            crate::runtime::emit(
-                self.listener,
+            self.registry.emit(
+                self.registry.listener_of(self.rec.host),
                 crate::runtime::Event::WaitingForInput(self.rec.task_id()),
             );
         }

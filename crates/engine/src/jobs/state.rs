@@ -1,6 +1,7 @@
 //! What one engine owns of the commands' state: its registry (hosts,
 //! commands, id spelling, refused recoveries), its spawn gate, the awaits
-//! resolved on the host's thread, its spare log directories and the runtime
+//! resolved on the host's thread, its log settings and sweeps, its spare
+//! log directories and the runtime
 //! its tasks run on. [`crate::engine::Engine`] holds one and drops it; the
 //! supervisors of its commands hold it too while they run.
 
@@ -8,7 +9,9 @@ use std::sync::Arc;
 
 use super::gate::Gate;
 use super::host_waits::HostWaits;
+use super::private_tmp::PrivateTmps;
 use super::registry::Registry;
+use super::retention::Retention;
 use super::spare::Spares;
 
 /// One engine's state (see the module header).
@@ -20,6 +23,10 @@ pub struct State {
     pub gate: Gate,
     /// Awaits resolved on the host's own thread.
     pub host_waits: HostWaits,
+    /// Where its logs go, how long they stay, and its sweeps.
+    pub retention: Arc<Retention>,
+    /// The private temp directories of its commands not yet settled.
+    pub private_tmps: Arc<PrivateTmps>,
     /// Log directories made ahead of this engine's starts.
     pub spares: Arc<Spares>,
     /// The runtime the supervisors and the engine's blocking work run on.
@@ -39,6 +46,8 @@ impl State {
             gate: Gate::default(),
             host_waits: HostWaits::default(),
             spares,
+            private_tmps: Arc::default(),
+            retention: Arc::new(Retention::new(runtime.clone())),
             runtime,
             launching: Default::default(),
         }

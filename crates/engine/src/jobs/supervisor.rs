@@ -19,7 +19,7 @@ use tokio::time::{sleep_until, Instant};
 use super::bank;
 use super::catch_panic::CatchPanic;
 pub use super::control::Control;
-pub use super::private_tmp::{remove_unsettled_private_tmps, PrivateTmp};
+pub use super::private_tmp::PrivateTmp;
 use super::record::{KillReason, Record, State};
 use super::running_input::{InputWatch, Writer};
 use super::state::State as Engine;
@@ -315,7 +315,7 @@ async fn supervise(eng: &Arc<Engine>, rec: Arc<Record>, l: Launch, pending: Opti
     }
     // The first start's process exists: what ended processes left is swept
     // in the background (once; an atomic load from then on).
-    super::retention::after_start(&rec.logs_root);
+    eng.retention.after_start(&rec.logs_root);
     if let (Some(i), Some(master)) = (&rec.input, child.terminal.take()) {
         i.set_master(master);
     }
@@ -325,8 +325,7 @@ async fn supervise(eng: &Arc<Engine>, rec: Arc<Record>, l: Launch, pending: Opti
             live.state = State::Running;
         }
     }
-    let listener = eng.registry.listener_of(rec.host);
-    let mut outcome = run(&rec, listener, limits, child, files, &mut control).await;
+    let mut outcome = run(eng, &rec, limits, child, files, &mut control).await;
     // Writes still queued are answered (closed) as the writer goes with `run`.
     if let Some(i) = &rec.input {
         i.close();
@@ -407,8 +406,8 @@ struct Outcome {
 }
 
 async fn run(
+    eng: &Arc<Engine>,
     rec: &Arc<Record>,
-    listener: u32,
     limits: Limits,
     child: spawn::Spawned,
     files: [File; 2],
@@ -451,7 +450,7 @@ async fn run(
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
     tokio::pin!(budget_timer, escalate_timer, drain_timer, idle_timer);
-    let input_watch = InputWatch::new(rec, listener, limits.input_wait_ms, &writer, far);
+    let input_watch = InputWatch::new(rec, &eng.registry, limits.input_wait_ms, &writer, far);
     let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
     // Resource limits are looked at on a timer (SPEC §15).
@@ -522,7 +521,7 @@ async fn run(
                     input_watch.active(input_timer.as_mut());
                 }
                 match r {
-                    Some(n) => if let Some(why) = take(rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
+                    Some(n) => if let Some(why) = take(&eng.retention, rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
                         begin_stop!(why, libc::SIGTERM);
                     },
                     None => out = None,
@@ -536,7 +535,7 @@ async fn run(
                     input_watch.active(input_timer.as_mut());
                 }
                 match r {
-                    Some(n) => if let Some(why) = take(rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
+                    Some(n) => if let Some(why) = take(&eng.retention, rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
                         begin_stop!(why, libc::SIGTERM);
                     },
                     None => err = None,
@@ -588,11 +587,17 @@ async fn read_some(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> Option<us
 }
 
 /// Copy a chunk into its log; say why to stop the command, if it must stop.
-fn take(rec: &Record, sink: &mut Sink, s: Stream, chunk: &[u8]) -> Option<Stop> {
+fn take(
+    retention: &Arc<super::retention::Retention>,
+    rec: &Record,
+    sink: &mut Sink,
+    s: Stream,
+    chunk: &[u8],
+) -> Option<Stop> {
     let wrote = sink.write(rec.log(s), chunk);
     // The log budget is kept as bytes land, not only at settle.
-    if super::retention::over_budget() {
-        super::retention::kick();
+    if retention.over_budget() {
+        retention.kick();
     }
     match wrote {
         Ok(Wrote::All) | Ok(Wrote::Discarded) => None,
@@ -750,10 +755,10 @@ async fn finish(
     super::manifest::settled(rec);
     // Queued for removal before the settled state is published, so whoever
     // sees it settled also finds it in the queue.
-    super::retention::on_settled(rec);
+    eng.retention.on_settled(rec);
     rec.settled.publish();
     eng.host_waits.fill_host_waits(rec);
-    crate::runtime::emit(
+    eng.registry.emit(
         eng.registry.listener_of(rec.host),
         crate::runtime::Event::Settled(rec.task_id()),
     );
