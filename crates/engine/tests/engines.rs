@@ -4,6 +4,7 @@
 //! processes — and frees its state, while the other's commands run on.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -138,6 +139,10 @@ fn two_engines_are_independent_and_each_stops_its_own_commands_when_dropped() {
     );
     let e = bank::read_artifact(&a.engine.registry, &artifact).unwrap_err();
     assert_eq!(e.code(), "NLC_UNKNOWN_ARTIFACT", "{e}");
+    // Each counts its own log bytes against its own budget: A's command
+    // printed nothing.
+    let bytes = |s: &Side| s.engine.retention.log_bytes().load(Ordering::Acquire);
+    assert_eq!((bytes(&a), bytes(&b)), (0, "from-b".len() as u64));
 
     // Dropping A stops and reaps its command and frees its state; B's
     // command runs on.

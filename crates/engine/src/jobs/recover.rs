@@ -71,6 +71,7 @@ const MANIFEST_MAX: u64 = 64 << 20;
 pub fn recover(eng: &Engine, host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
     let reg = &eng.registry;
     let base = eng.retention.base_or_refusal(tmpdir)?;
+    let log_bytes: &std::sync::atomic::AtomicU64 = eng.retention.log_bytes();
     let dir = rustix::fs::openat(
         &base.fd,
         ".",
@@ -100,7 +101,7 @@ pub fn recover(eng: &Engine, host: u32, filter: &Filter, tmpdir: &Path) -> Engin
                 let base = &base;
                 s.spawn(move || {
                     part.iter()
-                        .map(|n| (n.clone(), one(&reg.ids, host, base, n, filter)))
+                        .map(|n| (n.clone(), one(&reg.ids, log_bytes, host, base, n, filter)))
                         .collect::<Vec<_>>()
                 })
             })
@@ -220,6 +221,7 @@ fn read_own_file(dir: &OwnedFd, name: &str, what: &str, max: u64) -> Result<Vec<
 /// it fails a check.
 fn one(
     ids: &Arc<Ids>,
+    log_bytes: &std::sync::atomic::AtomicU64,
     host: u32,
     base: &Arc<LogBase>,
     name: &str,
@@ -344,7 +346,7 @@ fn one(
             .read_to_end(&mut bytes)
             .map_err(|e| refuse(&e.to_string()))?;
         if !bytes.is_empty() {
-            capture::publish(&streams[i], &bytes);
+            capture::publish(&streams[i], &bytes, log_bytes);
         }
         streams[i].finish();
     }
@@ -471,14 +473,14 @@ mod tests {
         let ids = Arc::new(Ids::new());
         // Not a manifest, and a manifest naming another task id: refused.
         task_dir(d.path(), "c1aaaaaaaaaaaa", "not json\n");
-        let e = one(&ids, 1, &b, "c1aaaaaaaaaaaa", &f).unwrap_err();
+        let e = one(&ids, &Default::default(), 1, &b, "c1aaaaaaaaaaaa", &f).unwrap_err();
         assert!(e.contains("its first line is not a manifest"), "{e}");
         task_dir(
             d.path(),
             "c2aaaaaaaaaaaa",
             "{\"v\":1,\"taskId\":\"c3aaaaaaaaaaaa\",\"argv\":[\"x\"]}\n",
         );
-        let e = one(&ids, 1, &b, "c2aaaaaaaaaaaa", &f).unwrap_err();
+        let e = one(&ids, &Default::default(), 1, &b, "c2aaaaaaaaaaaa", &f).unwrap_err();
         assert!(e.contains("names another task id"), "{e}");
         // Identities that are not the logs': refused as pointing elsewhere.
         task_dir(
@@ -486,17 +488,21 @@ mod tests {
             "c4aaaaaaaaaaaa",
             "{\"v\":1,\"taskId\":\"c4aaaaaaaaaaaa\",\"argv\":[\"x\"],\"idents\":[\"1\",\"2\"]}\n",
         );
-        let e = one(&ids, 1, &b, "c4aaaaaaaaaaaa", &f).unwrap_err();
+        let e = one(&ids, &Default::default(), 1, &b, "c4aaaaaaaaaaaa", &f).unwrap_err();
         assert!(e.contains("points at another file"), "{e}");
         // This process's own directory, and one without a manifest: skipped.
         let own = d.path().join("c5aaaaaaaaaaaa");
         std::fs::create_dir(&own).unwrap();
         std::fs::write(own.join(logfile::own_marker()), b"").unwrap();
         std::fs::write(own.join(manifest::FILE), "x").unwrap();
-        assert!(one(&ids, 1, &b, "c5aaaaaaaaaaaa", &f).unwrap().is_none());
+        assert!(one(&ids, &Default::default(), 1, &b, "c5aaaaaaaaaaaa", &f)
+            .unwrap()
+            .is_none());
         let bare = d.path().join("c6aaaaaaaaaaaa");
         std::fs::create_dir(&bare).unwrap();
-        assert!(one(&ids, 1, &b, "c6aaaaaaaaaaaa", &f).unwrap().is_none());
+        assert!(one(&ids, &Default::default(), 1, &b, "c6aaaaaaaaaaaa", &f)
+            .unwrap()
+            .is_none());
         assert!(looks_like_task_id("c12abcdef012345") && !looks_like_task_id("c1xyz"));
     }
 }

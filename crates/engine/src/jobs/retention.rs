@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::record::Record;
 use super::registry::Registry;
 use crate::errors::{os_reason, EngineError, EngineResult};
-use crate::text::capture::{Stream, LOG_BYTES};
+use crate::text::capture::{LogBytes, Stream};
 use crate::text::logfile::{self, BaseError, LogBase};
 
 /// The environment variable naming the log directory (when `configureLogs`
@@ -134,6 +134,8 @@ pub struct Retention {
     /// kept only while a limit is set (so a host that sets none pays nothing
     /// per command); rebuilt from the registry when a limit is set.
     settled: Mutex<Queue>,
+    /// Bytes in its commands' logs on disk (see [`LogBytes`]).
+    log_bytes: LogBytes,
     /// Where its sweeps and ticker run.
     runtime: tokio::runtime::Handle,
 }
@@ -151,8 +153,14 @@ impl Retention {
             sweeping: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             settled: Mutex::new(VecDeque::new()),
+            log_bytes: LogBytes::default(),
             runtime,
         }
+    }
+
+    /// The count of its commands' log bytes on disk, which their writers add to.
+    pub fn log_bytes(&self) -> &LogBytes {
+        &self.log_bytes
     }
 
     /// The settings in force.
@@ -395,7 +403,7 @@ impl Retention {
     /// relaxed loads).
     #[inline]
     pub fn over_budget(&self) -> bool {
-        LOG_BYTES.load(Ordering::Relaxed) > self.max_total.load(Ordering::Relaxed)
+        self.log_bytes.load(Ordering::Relaxed) > self.max_total.load(Ordering::Relaxed)
     }
 
     /// A command settled: with a limit set, it joins the queue of removable logs.
@@ -485,7 +493,7 @@ impl Retention {
                 continue;
             }
             let aged = older_than.filter(|a| at.elapsed() >= *a);
-            let over = keep.filter(|k| LOG_BYTES.load(Ordering::Acquire) > *k);
+            let over = keep.filter(|k| self.log_bytes.load(Ordering::Acquire) > *k);
             let why = match (aged, over) {
             (Some(a), _) => format!(
                 "older than the log age limit ({} ms{})",
@@ -500,7 +508,7 @@ impl Retention {
         };
             let rec = rec.clone();
             q.pop_front();
-            if let Some(freed) = mark(&rec, &why, false) {
+            if let Some(freed) = mark(&self.log_bytes, &rec, &why, false) {
                 out.removed += 1;
                 out.freed_bytes += freed as f64;
                 doomed.push(rec);
@@ -520,12 +528,12 @@ impl Retention {
 /// Mark one command's logs removed and take their bytes off the total; the
 /// bytes, or `None` if they were not (already removed, or not settled and
 /// not `force`).
-fn mark(rec: &Record, why: &str, force: bool) -> Option<u64> {
+fn mark(total: &AtomicU64, rec: &Record, why: &str, force: bool) -> Option<u64> {
     if !rec.mark_removed(why, force) {
         return None;
     }
     let bytes: u64 = Stream::BOTH.iter().map(|s| rec.log(*s).bytes()).sum();
-    let _ = LOG_BYTES.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+    let _ = total.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
         Some(t.saturating_sub(bytes))
     });
     Some(bytes)
@@ -538,8 +546,8 @@ fn unlink(rec: &Record) {
 }
 
 /// Mark and unlink at once.
-fn remove(rec: &Record, why: &str, force: bool) -> Option<u64> {
-    let freed = mark(rec, why, force)?;
+fn remove(total: &AtomicU64, rec: &Record, why: &str, force: bool) -> Option<u64> {
+    let freed = mark(total, rec, why, force)?;
     unlink(rec);
     Some(freed)
 }
@@ -595,7 +603,12 @@ impl Retention {
             return;
         }
         for rec in reg.all_records() {
-            remove(&rec, "the host process exited with removeOnExit set", true);
+            remove(
+                &self.log_bytes,
+                &rec,
+                "the host process exited with removeOnExit set",
+                true,
+            );
         }
     }
 }

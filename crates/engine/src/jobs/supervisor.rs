@@ -422,8 +422,16 @@ async fn run(
     } = child;
     let [out_file, err_file] = files;
     let mut sinks = [
-        Sink::new(out_file, limits.max_output_bytes),
-        Sink::new(err_file, limits.max_output_bytes),
+        Sink::new(
+            out_file,
+            limits.max_output_bytes,
+            eng.retention.log_bytes().clone(),
+        ),
+        Sink::new(
+            err_file,
+            limits.max_output_bytes,
+            eng.retention.log_bytes().clone(),
+        ),
     ];
     let mut out = if rec.input.as_ref().is_some_and(|i| i.terminal) {
         pipe::Receiver::from_owned_fd_unchecked(stdout).ok()
