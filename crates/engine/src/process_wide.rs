@@ -1,8 +1,59 @@
-//! What stays process-wide, named in one place. See the end of this file's
-//! header for the list; everything else an engine keeps is owned by its
-//! [`crate::engine::Engine`] value.
+//! Everything that stays process-wide, named in one place. What an engine
+//! owns — its registry (hosts, commands, recovered ids, refused recoveries,
+//! listeners), spawn gate, host waits, log settings and sweeps, log-byte
+//! count, spare log directories, private temp directories and runtime — is
+//! in its [`crate::engine::Engine`] value, and every verb takes that value:
+//! there is no global engine in this crate (the napi layer holds the one
+//! engine of the addon, see `src/lib.rs`). What is left is a fact of the
+//! machine or of the process, a cache keyed by something unique in the
+//! process, or a helper process or thread there is one of. Each, and why:
 //!
-//! PLACEHOLDER-LIST
+//! Defined here:
+//! - [`NEXT_TASK`], [`NEXT_RECOVERED`]: task counters, unique among every
+//!   engine's, because a counter keys the shared caches below (page
+//!   resume, running cgroups).
+//! - [`SALT`]: task ids are unguessable from another process's ids; engines
+//!   are told apart by their registries, not by their spelling.
+//! - [`RECOVERED_TEXT`]: the text of recovered ids by counter, so a record
+//!   spells its id from its counter alone (a record's size is a budget).
+//! - [`ENDED_SWEEP_CLAIMED`], [`ENDED_SWEEPS_DONE`]: what ended processes
+//!   left is swept once per process, whichever engine starts first.
+//!
+//! Kept beside the code that uses them (listed here so none is missed):
+//! - `jobs/record.rs` `RUNNING_CGROUPS`: running commands' cgroups by
+//!   process-unique counter, beside the records so a settled record carries
+//!   no slot; an engine's commands give theirs back as they settle, which
+//!   dropping the engine waits for. (`BETWEEN` there is a test hook.)
+//! - `text/paging.rs` `RESUME`: eight page-resume slots keyed by
+//!   process-unique log keys: a cache.
+//! - `text/logfile.rs` `BASES`: the trusted log directories held open by
+//!   path (a directory is trusted or not for the whole process); `MARK`:
+//!   this process's writer mark (pid and start time).
+//! - `intern.rs` `STRINGS`, `PATHS`: interned sessions and directories,
+//!   immutable and shared by every record.
+//! - `text/capture.rs` `EMPTY_INDEX`: an immutable empty value.
+//! - `jobs/bank.rs` `BOUND`, `jobs/manifest.rs` `OFF`: environment
+//!   variables read once; `jobs/recover.rs` `UID`: the effective uid.
+//! - `process/watchdog.rs` `WATCH`: the watchdog process, one per host
+//!   process (it stops the process's command groups if the host dies).
+//! - `process/tmp_dir.rs` `PREMADE`, `TMP_SEQ`: the private temp directory
+//!   made ahead (taken by any engine's confined start, discarded by the
+//!   exit hook) and the counter its names are made from.
+//! - Kernel facts and helpers in `process/`: `cgroup.rs` `BASE`, `IDLE`
+//!   (this process's cgroup subtree and its empty directories);
+//!   `limits.rs` `MEMORY`, `PIDS` (controller probes), `V1_NEXT` (names);
+//!   `probe.rs` `S` (Landlock support); `input_wait.rs` `OK`;
+//!   `sandbox.rs` `K`, `L`, `R` (namespace keeper, last capability,
+//!   probe); `seccomp.rs` `W` (the notification listener's watch);
+//!   `vfork.rs` `SHARED_MEMORY`, `CLONE3` (what the kernel allowed),
+//!   `NULL` (/dev/null), `STACK` (per-thread child stack), `environ`;
+//!   `confine.rs` (the confining spawner threads, kept rulesets and paths,
+//!   the hardened-thread flag); `policy/confine.rs` `LISTS` (system paths).
+//! - No signal handler: exits are watched through pidfds.
+//!
+//! In the napi layer (`src/`): `ENGINE` (the addon's one engine),
+//! `OWNER_TAKEN` (the exit hook belongs to the first Node environment),
+//! and per-thread `LISTENER`, `HOST_WAITS` and the object makers.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
