@@ -43,7 +43,7 @@ const out = (v) => process.stdout.write(JSON.stringify(v) + '\\n')
     let buf = ''
     child.stdout!.on('data', (d: Buffer) => {
       buf += d.toString()
-      let i
+      let i: number
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i)
         buf = buf.slice(i + 1)

@@ -4,7 +4,10 @@
 //                          and awaited (start → settle), ms in all; run.mjs
 //                          runs it with and without manifests
 //                          (NEUROLINK_COMMANDS_BENCH_NO_MANIFEST) in
-//                          alternating rounds of the same run.
+//                          alternating rounds of the same run; with
+//                          --stdin pipe each command has an input, and
+//                          run.mjs compares it with and without the input
+//                          watch (NEUROLINK_COMMANDS_BENCH_NO_INPUT_WATCH).
 //   --mode make --n N      N settled commands (bursts of 250) whose logs go to
 //                          --dir; the process then exits, leaving them behind.
 //   --mode recover         a fresh process: recoverBackgroundCommands over
@@ -20,11 +23,12 @@ const host = {}
 nc.setBackgroundCommandPolicy(host, { allowedExecutables: [TRUE], cwdRoot: scratch() })
 
 if (f.mode === 'cost') {
+  const opts = f.stdin === 'pipe' ? { cwd: '.', stdin: 'pipe' } : { cwd: '.' }
   // Warm-up: the watchdog, the log base, the thread pools.
-  for (let i = 0; i < 20; i++) await nc.awaitBackgroundCommand(host, (await nc.startBackgroundCommand(host, [TRUE], { cwd: '.' })).taskId)
+  for (let i = 0; i < 20; i++) await nc.awaitBackgroundCommand(host, (await nc.startBackgroundCommand(host, [TRUE], opts)).taskId)
   const t = now()
   for (let i = 0; i < N; i++) {
-    const { taskId } = await nc.startBackgroundCommand(host, [TRUE], { cwd: '.' })
+    const { taskId } = await nc.startBackgroundCommand(host, [TRUE], opts)
     const st = await nc.awaitBackgroundCommand(host, taskId)
     if (st.state !== 'exited') throw new Error(JSON.stringify(st))
   }

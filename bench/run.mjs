@@ -267,7 +267,7 @@ if (want(8) && SIZES.waitTicks) {
 
 // ---- 9. recovery ----------------------------------------------------------------
 if (want(9) && SIZES.recoverCommands) {
-  step('case 9: start → settle with and without manifests; recovering 10,000 settled commands')
+  step('case 9: start → settle with and without manifests, with and without the input watch; recovering 10,000 settled commands')
   const cost = { on: [], off: [] }
   for (let r = 0; r < SIZES.manifestRounds; r++) {
     // Alternating, so the machine's load falls on both alike.
@@ -276,11 +276,19 @@ if (want(9) && SIZES.recoverCommands) {
       cost[m].push((res.ms / res.n) * 1000)
     }
   }
+  // The input watch, on commands that have an input (stdin: 'pipe').
+  const watch = { on: [], off: [] }
+  for (let r = 0; r < SIZES.manifestRounds; r++) {
+    for (const m of r % 2 ? ['off', 'on'] : ['on', 'off']) {
+      const res = await child('case-recovery.mjs', ['--mode', 'cost', '--stdin', 'pipe', '--n', String(SIZES.manifestCommands)], [], m === 'off' ? { NEUROLINK_COMMANDS_BENCH_NO_INPUT_WATCH: '1' } : {})
+      watch[m].push((res.ms / res.n) * 1000)
+    }
+  }
   const dir = fs.mkdtempSync(path.join(scratch, 'recover-'))
   await child('case-recovery.mjs', ['--mode', 'make', '--n', String(SIZES.recoverCommands), '--dir', dir])
   const rec = await child('case-recovery.mjs', ['--mode', 'recover', '--n', String(SIZES.recoverCommands), '--dir', dir])
   fs.rmSync(dir, { recursive: true, force: true })
-  raw.recovery = { withUs: cost.on, withoutUs: cost.off, recoverMs: rec.ms, recovered: rec.n }
+  raw.recovery = { withUs: cost.on, withoutUs: cost.off, watchUs: watch.on, noWatchUs: watch.off, recoverMs: rec.ms, recovered: rec.n }
 }
 
 const totalS = previous?.totalSeconds ?? (performance.now() - T0) / 1000
@@ -655,6 +663,23 @@ if (raw.recovery) {
     goal: 'with ≤ 1.05× without (within the noise)',
     met: on <= off * 1.05,
   })
+  if (r.watchUs?.length) {
+    const w = median(r.watchUs)
+    const nw = median(r.noWatchUs)
+    rows.push({
+      id: '9c',
+      short: '9c start → settle, input watch',
+      chart: false,
+      case: `Input waits: one command (\`true\`) with \`stdin: "pipe"\` started and awaited, one after another, with the input watch (ours) and without it (limit column), median of ${r.watchUs.length} alternating rounds of ${SIZES.manifestCommands}, µs per command`,
+      unit: 'µs',
+      better: 'lower',
+      ours: w,
+      limit: nw,
+      ratio: `with/without ${(w / nw).toFixed(3)}×`,
+      goal: 'with ≤ 1.05× without (within the noise)',
+      met: w <= nw * 1.05,
+    })
+  }
   rows.push({
     id: '9b',
     short: '9b recover 10,000',

@@ -16,9 +16,11 @@ function platformOfTriple(triple) {
   return m[3] ? `${os}-${arch}-${m[3]}` : `${os}-${arch}`
 }
 
-/** The platform name of this process, e.g. "linux-x64-gnu", "linux-arm64-musl", "darwin-arm64". */
+/** The platform name of this process, e.g. "linux-x64-gnu", "linux-arm64-musl", "darwin-arm64", "win32-x64-msvc". */
 function currentPlatform() {
   const base = `${process.platform}-${process.arch}`
+  // Windows packages are named for their toolchain, as napi-rs names them.
+  if (process.platform === 'win32') return `${base}-msvc`
   if (process.platform !== 'linux') return base
   let glibc = true
   try {

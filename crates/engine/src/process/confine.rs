@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use super::plan::{Counter, Grant, Level, Plan, DEVICE_NODES};
+pub use super::plan::{Counter, Grant, Level, Plan, Protected, DEVICE_NODES};
 pub use super::probe::{
     missing, missing_at, namespaces_why_not, support, Support, NEEDED_ABI, TEST_ABI_VAR,
     TEST_SECCOMP_VAR,

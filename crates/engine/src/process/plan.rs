@@ -26,6 +26,21 @@ pub enum Grant {
     Device,
 }
 
+/// A path inside a write tree that the view protects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Protected {
+    /// The path (real directories up to its last component).
+    pub path: PathBuf,
+    /// Pinned — a mount point of itself, which cannot be renamed or
+    /// removed, its content writable (a repository's `.git`, the
+    /// directories holding one) — rather than read-only.
+    pub pin: bool,
+    /// Its file type when the plan was made (`S_IFDIR`, `S_IFREG` or
+    /// `S_IFLNK`): a path of another type by the time the view is built
+    /// fails the start.
+    pub kind: u32,
+}
+
 /// The rules one confined start applies, resolved before the process exists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -41,10 +56,9 @@ pub struct Plan {
     pub private_tmp: Option<PathBuf>,
     /// Whether the network stays reachable.
     pub network: bool,
-    /// Paths inside write trees kept read-only (`false`) or pinned as mount
-    /// points of themselves so they cannot be renamed or removed (`true`:
-    /// a repository's `.git`), in the order they are bound.
-    pub protect: Vec<(PathBuf, bool)>,
+    /// Paths inside write trees kept read-only or pinned, in the order they
+    /// are bound (a directory before what it holds).
+    pub protect: Vec<Protected>,
     /// The level asked for.
     pub level: Level,
 }

@@ -20,8 +20,8 @@
 //!    it at their own paths, a new `/dev` of a few device nodes, a private
 //!    `/dev/shm` and `/dev/pts`, a private `/tmp`, a fresh read-only `/proc`
 //!    of the new PID namespace, and the protected paths inside write trees
-//!    bound read-only over them (a mount point can be neither renamed nor
-//!    removed);
+//!    cloned from the view and bound over themselves, read-only or pinned
+//!    (a mount point can be neither renamed nor removed);
 //! 4. the view moved over `/` and made the root (`MS_MOVE`, `chroot`): the
 //!    host's tree stays mounted beneath it, out of reach (see [`enter`]) —
 //!    unmounting it cost every start an RCU grace period; the checked
@@ -78,8 +78,6 @@ enum Op {
         slot: usize,
         recursive: bool,
         attr: u64,
-        /// Clone a symbolic link itself, not what it names.
-        nofollow: bool,
     },
     /// A directory (and its parents, already made by earlier steps).
     Mkdir(CString),
@@ -98,6 +96,12 @@ enum Op {
     },
     /// Make the mount at `at` read-only (not recursively).
     ReadOnly(CString),
+    /// Make the path `at` of the view a mount point of itself: cloned from
+    /// the view (recursively for a directory) without following a final
+    /// link, given `attr` (none: as it is), attached over itself. Its file
+    /// type must be `kind` (`S_IFDIR`, `S_IFREG`, `S_IFLNK`): a path
+    /// replaced by another kind since the parent looked fails the start.
+    Pin { at: CString, attr: u64, kind: u32 },
 }
 
 /// How many trees a view clones at most.
@@ -185,20 +189,10 @@ impl Builder {
 
     /// Clone `src` (a directory or a file) and attach it at the same path.
     fn bind(&mut self, src: &Path, attr: u64) -> io::Result<()> {
-        self.bind_as(src, attr, false)
-    }
-
-    /// [`Self::bind`]; with `nofollow` a symbolic link is bound as itself
-    /// (a protected path swapped for a link meanwhile reveals nothing).
-    fn bind_as(&mut self, src: &Path, attr: u64, nofollow: bool) -> io::Result<()> {
         if self.slots >= MAX_SLOTS {
             return Err(io::Error::other("too many trees for one confined view"));
         }
-        let is_dir = if nofollow {
-            std::fs::symlink_metadata(src)?.is_dir()
-        } else {
-            std::fs::metadata(src)?.is_dir()
-        };
+        let is_dir = std::fs::metadata(src)?.is_dir();
         let slot = self.slots;
         self.slots += 1;
         // Clones come first: the host's tree is still in view then.
@@ -214,7 +208,6 @@ impl Builder {
                 slot,
                 recursive: is_dir,
                 attr,
-                nofollow,
             },
         );
         if is_dir {
@@ -302,7 +295,6 @@ impl View {
                 slot: 0,
                 recursive: true,
                 attr: RO,
-                nofollow: false,
             });
             b.slots = 1;
             // What holds the host's daemons' sockets, hidden.
@@ -396,13 +388,18 @@ impl View {
             }
             b.bind(w, RW)?;
         }
-        // Protected paths: `.git` pinned (a mount point of itself), then
-        // what must stay read-only bound over it.
-        for (p, pin) in &plan.protect {
-            if !under_write(p) {
+        // Protected paths, each after the directories holding it: pinned
+        // (a mount point of itself, which cannot be renamed or removed), or
+        // read-only. Cloned from the view, one at a time: no slot each.
+        for p in &plan.protect {
+            if !under_write(&p.path) {
                 continue;
             }
-            b.bind_as(p, if *pin { RW } else { RO }, true)?;
+            b.ops.push(Op::Pin {
+                at: staged(&p.path)?,
+                attr: if p.pin { 0 } else { RO },
+                kind: p.kind,
+            });
         }
         b.mount(
             "proc",
@@ -754,14 +751,10 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                 slot,
                 recursive,
                 attr,
-                nofollow,
             } => {
                 let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32;
                 if *recursive {
                     flags |= AT_RECURSIVE;
-                }
-                if *nofollow {
-                    flags |= libc::AT_SYMLINK_NOFOLLOW as u32;
                 }
                 let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags)
                     as c_int;
@@ -849,6 +842,10 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                     std::mem::size_of::<MountAttr>(),
                 ) == 0
             }
+            Op::Pin { at, attr, kind } => {
+                pin(at, *attr, *kind)?;
+                true
+            }
         };
         if !ok {
             return Err(errno());
@@ -890,6 +887,62 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
         return Err(libc::ESTALE);
     }
     drop_capabilities(view)
+}
+
+/// [`Op::Pin`]: `at` cloned, checked, given `attr` and attached over itself.
+///
+/// # Safety
+/// In the child, as [`enter`].
+unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<(), c_int> {
+    let dir = kind == libc::S_IFDIR;
+    let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_SYMLINK_NOFOLLOW as u32;
+    if dir {
+        flags |= AT_RECURSIVE;
+    }
+    let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, at.as_ptr(), flags) as c_int;
+    if fd < 0 {
+        return Err(errno());
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    let mut ok = libc::fstat(fd, &mut st) == 0;
+    if ok && st.st_mode & libc::S_IFMT != kind {
+        libc::close(fd);
+        return Err(libc::ESTALE);
+    }
+    if ok && attr != 0 {
+        let a = MountAttr {
+            set: attr,
+            clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        let f = libc::AT_EMPTY_PATH as u32 | if dir { AT_RECURSIVE } else { 0 };
+        ok = libc::syscall(
+            libc::SYS_mount_setattr,
+            fd,
+            c"".as_ptr(),
+            f,
+            &a as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) == 0;
+    }
+    // Onto the same path, its final link (if any) not followed.
+    ok = ok
+        && libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            at.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        ) == 0;
+    let e = errno();
+    libc::close(fd);
+    if ok {
+        Ok(())
+    } else {
+        Err(e)
+    }
 }
 
 /// Attach the base of the view at the stage: the clone of `/` (slot 0) or
