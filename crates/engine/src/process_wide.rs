@@ -32,8 +32,9 @@
 //! - `intern.rs` `STRINGS`, `PATHS`: interned sessions and directories,
 //!   immutable and shared by every record.
 //! - `text/capture.rs` `EMPTY_INDEX`: an immutable empty value.
-//! - `jobs/bank.rs` `BOUND`, `jobs/manifest.rs` `OFF`: environment
-//!   variables read once; `jobs/recover.rs` `UID`: the effective uid.
+//! - `jobs/bank.rs` `BOUND`, `jobs/manifest.rs` `OFF`,
+//!   `jobs/running_input.rs` `OFF`: environment variables read once;
+//!   `jobs/recover.rs` `UID`: the effective uid.
 //! - `process/watchdog.rs` `WATCH`: the watchdog process, one per host
 //!   process (it stops the process's command groups if the host dies).
 //! - `process/tmp_dir.rs` `PREMADE`, `TMP_SEQ`: the private temp directory
