@@ -14,7 +14,7 @@ use binding::outputs::*;
 use engine::commands::{self, StartContext};
 use engine::errors::{EngineError, EngineResult};
 use engine::record::{BankMode, KillReason, Record};
-use engine::{bank, registry, runtime};
+use engine::{bank, runtime};
 use napi::bindgen_prelude::{
     FnArgs, Function, JsObjectValue, JsValue, PromiseRaw, ToNapiValue, Unknown,
 };
@@ -78,7 +78,7 @@ fn rejection(env: &Env, e: napi::Error<Code>) -> napi::Error {
 /// A `taskId` argument as a string, then the host's command it names.
 fn task(host_id: u32, task_id: &Unknown) -> napi::Result<Arc<Record>, Code> {
     let id = convert::as_string(task_id, "taskId").map_err(js_err)?;
-    registry::lookup(host_id, &id).map_err(js_err)
+    eng().registry.lookup(host_id, &id).map_err(js_err)
 }
 
 /// The engine's blocking part of a verb, off the JS thread.
@@ -93,10 +93,23 @@ async fn blocking<T: Send + 'static>(
 type Listener =
     ThreadsafeFunction<(String, String), (), FnArgs<(String, String)>, napi::Status, false, true>;
 
+/// The engine of the process: one, shared by every Node environment (the
+/// main thread's and each worker's), made at load on the addon's runtime.
+/// An environment's hosts and listener are its own inside it; the exit hook
+/// of the first environment stops every command of the process.
+static ENGINE: std::sync::OnceLock<engine::Engine> = std::sync::OnceLock::new();
+
+/// The process's engine (made on first use if the load hook did not run).
+pub(crate) fn eng() -> &'static engine::Engine {
+    ENGINE.get_or_init(|| engine::Engine::new(engine::EngineConfig::default()))
+}
+
 #[napi_derive::module_init]
 fn init_runtime() {
     let rt = runtime::build();
-    runtime::install(rt.handle().clone());
+    let _ = ENGINE.set(engine::Engine::new(engine::EngineConfig {
+        runtime: Some(rt.handle().clone()),
+    }));
     napi::bindgen_prelude::create_custom_tokio_runtime(rt);
 }
 
@@ -122,7 +135,7 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
             }
             Ok(FnArgs::from(ctx.value))
         })?;
-    let id = runtime::add_listener(Arc::new(move |e| {
+    let id = eng().registry.add_listener(Arc::new(move |e| {
         let (kind, id) = match e {
             runtime::Event::Bank(id) => ("bank", id),
             runtime::Event::Settled(id) => ("settled", id),
@@ -135,12 +148,12 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
     }));
     LISTENER.with(|l| l.set(id));
     env.add_env_cleanup_hook((), move |_| {
-        runtime::remove_listener(id);
+        eng().registry.remove_listener(id);
         if owner {
-            commands::terminate_everything(libc_sigterm());
-            commands::exit_cleanup();
+            commands::terminate_everything(eng(), libc_sigterm());
+            commands::exit_cleanup(eng());
         } else {
-            commands::terminate_listener(id, libc_sigterm());
+            commands::terminate_listener(eng(), id, libc_sigterm());
         }
     })?;
     Ok(id)
@@ -183,7 +196,7 @@ pub fn set_object_makers(
 /// host object → id map).
 #[napi]
 pub fn register_host(listener_id: u32) -> u32 {
-    registry::register_host_for(listener_id)
+    eng().registry.register_host_for(listener_id)
 }
 
 /// Validate the caller's policy (its messages name each field), then store
@@ -204,7 +217,7 @@ pub fn set_policy(
         ))));
     }
     let p = inputs::policy(&copy).map_err(js_err)?;
-    registry::with_host(host_id, |h| h.policy = Some(p));
+    eng().registry.with_host(host_id, |h| h.policy = Some(p));
     Ok(())
 }
 
@@ -235,7 +248,7 @@ pub fn start_command(
     if let Some(m) = abort_error {
         return Err(js_err(EngineError::BadInput(m)));
     }
-    if policy.is_none() && registry::with_host(host_id, |h| h.policy.is_none()) {
+    if policy.is_none() && eng().registry.with_host(host_id, |h| h.policy.is_none()) {
         return Err(js_err(EngineError::NoPolicy));
     }
     let argv = convert::string_array(
@@ -278,7 +291,7 @@ pub fn start_command(
         },
         hidden: false,
     };
-    commands::start(argv, opts, ctx)
+    commands::start(eng(), argv, opts, ctx)
         .map(Into::into)
         .map_err(js_err)
 }
@@ -328,7 +341,7 @@ fn settle_with_event<'e>(
             "could not create a promise".into(),
         )));
     }
-    engine::supervisor::await_on_host_thread(rec);
+    eng().host_waits.await_on_host_thread(rec);
     HOST_WAITS.with(|w| w.borrow_mut().entry(rec.seq).or_default().push(deferred));
     Ok(PromiseRaw::new(env.raw(), promise))
 }
@@ -336,13 +349,15 @@ fn settle_with_event<'e>(
 /// The settled event of `task_id` arrived on this thread: resolve the
 /// awaits made here with its status.
 fn resolve_host_waits(env: &Env, task_id: &str) {
-    let Some(rec) = registry::by_id(task_id) else {
+    let Some(rec) = eng().registry.by_id(task_id) else {
         return;
     };
     let Some(waits) = HOST_WAITS.with(|w| w.borrow_mut().remove(&rec.seq)) else {
         return;
     };
-    let status = engine::supervisor::take_host_wait_status(&rec)
+    let status = eng()
+        .host_waits
+        .take_host_wait_status(&rec)
         .unwrap_or_else(|| rec.status(true, bank::builtin_ref));
     for deferred in waits {
         // SAFETY: each deferred was made on this thread by
@@ -373,7 +388,7 @@ pub fn await_command<'e>(
     let timeout_ms = wait_bound(opts).map_err(js_err)?;
     if timeout_ms.is_none() && !rec.is_settled() {
         let here = LISTENER.with(|l| l.get());
-        if here != 0 && registry::listener_of(rec.host) == here {
+        if here != 0 && eng().registry.listener_of(rec.host) == here {
             return settle_with_event(env, &rec);
         }
     }
@@ -429,21 +444,28 @@ pub fn kill_command<'e>(
 /// Send SIGTERM without waiting (`abort`), or for a disposed host (`dispose`).
 #[napi]
 pub fn signal_command(host_id: u32, task_id: String, reason: String) -> napi::Result<bool, Code> {
-    commands::signal_kill(host_id, &task_id, libc_sigterm(), kill_reason(&reason)).map_err(js_err)
+    commands::signal_kill(
+        eng(),
+        host_id,
+        &task_id,
+        libc_sigterm(),
+        kill_reason(&reason),
+    )
+    .map_err(js_err)
 }
 
 /// Terminate every unsettled command of the host; resolves with how many were signalled.
 #[napi]
 pub async fn kill_all_commands(host_id: u32) -> u32 {
-    commands::kill_all(host_id).await
+    commands::kill_all(eng(), host_id).await
 }
 
 /// Stop every command of every host now (the host process is exiting); no
 /// command starts after this.
 #[napi]
 pub fn terminate_all() {
-    commands::shut_down(libc_sigterm());
-    commands::exit_cleanup();
+    commands::shut_down(eng(), libc_sigterm());
+    commands::exit_cleanup(eng());
 }
 
 /// Counters of a host's session, chosen by the session rule: `session_id`
@@ -456,19 +478,25 @@ pub fn command_counts(
     session_id: Option<String>,
     context_session: Option<String>,
 ) -> NativeCounts {
-    commands::counts(host_id, session_id.as_deref(), context_session.as_deref()).into()
+    commands::counts(
+        eng(),
+        host_id,
+        session_id.as_deref(),
+        context_session.as_deref(),
+    )
+    .into()
 }
 
 /// Counters of a session across all hosts.
 #[napi]
 pub fn session_counts(session_id: String) -> NativeCounts {
-    registry::session_counts(&session_id).into()
+    eng().registry.session_counts(&session_id).into()
 }
 
 /// The host's default session id.
 #[napi]
 pub fn default_session(host_id: u32) -> String {
-    registry::default_session(host_id)
+    eng().registry.default_session(host_id)
 }
 
 /// The host's commands, oldest first.
@@ -490,9 +518,12 @@ pub fn list_commands(
     };
     // A named session follows the session rule (trimmed; an empty or
     // `fallback-<n>` id is the host's session); no sessionId lists them all.
-    let session = session
-        .map(|s| registry::choose_session(host_id, [Some(s.as_str()), context_session.as_deref()]));
-    Ok(commands::list(host_id, session.as_deref(), running)
+    let session = session.map(|s| {
+        eng()
+            .registry
+            .choose_session(host_id, [Some(s.as_str()), context_session.as_deref()])
+    });
+    Ok(commands::list(eng(), host_id, session.as_deref(), running)
         .into_iter()
         .map(Into::into)
         .collect())
@@ -541,7 +572,10 @@ pub fn log_text(
     stream: String,
 ) -> napi::Result<PromiseRaw<'_, String>, Code> {
     let s = inputs::stream_name(Some(&stream), true).map_err(js_err)?;
-    promise(env, blocking(move || bank::log_text(&task_id, s)))
+    promise(
+        env,
+        blocking(move || bank::log_text(&eng().registry, &task_id, s)),
+    )
 }
 
 // Output reads, artifacts and git: their napi functions live in
@@ -563,7 +597,7 @@ pub use binding::input::{resize_command_terminal, write_command_input, NativeWri
 /// for the host's listeners (it does not mark the command looked at).
 #[napi]
 pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatus, Code> {
-    let rec = registry::lookup(host_id, &task_id).map_err(js_err)?;
+    let rec = eng().registry.lookup(host_id, &task_id).map_err(js_err)?;
     Ok(rec.status(false, bank::builtin_ref).into())
 }
 
@@ -573,7 +607,9 @@ pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatu
 #[napi]
 pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
     let o = inputs::log_options(&options).map_err(js_err)?;
-    engine::jobs::retention::configure(o, std::path::Path::new(&tmpdir))
+    eng()
+        .retention
+        .configure(o, std::path::Path::new(&tmpdir), &eng().registry)
         .map(Into::into)
         .map_err(js_err)
 }
@@ -581,7 +617,9 @@ pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLo
 /// The log settings in force, changing none of them.
 #[napi]
 pub fn get_log_settings(tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
-    engine::jobs::retention::current(std::path::Path::new(&tmpdir))
+    eng()
+        .retention
+        .current(std::path::Path::new(&tmpdir))
         .map(Into::into)
         .map_err(js_err)
 }
@@ -605,12 +643,13 @@ pub fn prune_logs<'e>(
     promise(
         env,
         blocking(move || {
-            engine::jobs::retention::prune(o, std::path::Path::new(&tmpdir)).map(|p| {
-                NativePruneResult {
+            eng()
+                .retention
+                .prune(o, std::path::Path::new(&tmpdir), &eng().registry)
+                .map(|p| NativePruneResult {
                     removed: p.removed,
                     freed_bytes: p.freed_bytes,
-                }
-            })
+                })
         }),
     )
 }

@@ -1,8 +1,8 @@
 //! Commands' settled output as artifacts: the host bank's answers and the
 //! built-in bank's reads.
 
+use engine::bank;
 use engine::errors::EngineError;
-use engine::{bank, registry};
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
@@ -26,13 +26,13 @@ pub fn complete_banking(
         inputs::bank_outcome(&stdout, stdout_error),
         inputs::bank_outcome(&stderr, stderr_error),
     ];
-    bank::complete_banking(&task_id, outcomes)
+    bank::complete_banking(&crate::eng().registry, &task_id, outcomes)
 }
 
 /// What a host bank call needs: `[label, sessionId, hostId]`.
 #[napi]
 pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32), Code> {
-    let rec = registry::by_id(&task_id).ok_or_else(|| {
+    let rec = crate::eng().registry.by_id(&task_id).ok_or_else(|| {
         js_err(EngineError::Other(format!(
             "No background command \"{task_id}\""
         )))
@@ -59,7 +59,10 @@ pub fn read_artifact<'e>(
     artifact_id: Unknown,
 ) -> napi::Result<PromiseRaw<'e, String>, Code> {
     let id = self::artifact_id(&artifact_id)?;
-    promise(env, blocking(move || bank::read_artifact(&id)))
+    promise(
+        env,
+        blocking(move || bank::read_artifact(&crate::eng().registry, &id)),
+    )
 }
 
 /// One page of a built-in artifact (`window` is `{ offset?, limit? }`);
@@ -76,13 +79,15 @@ pub fn retrieve_artifact<'e>(
     promise(
         env,
         blocking(move || {
-            bank::retrieve_artifact(&id, w, host_id).map(|p| NativeArtifactPage {
-                artifact_id: id,
-                offset: p.offset as f64,
-                limit: p.limit as f64,
-                total_size: p.total_size as f64,
-                has_more: p.has_more,
-                content: p.content.into(),
+            bank::retrieve_artifact(&crate::eng().registry, &id, w, host_id).map(|p| {
+                NativeArtifactPage {
+                    artifact_id: id,
+                    offset: p.offset as f64,
+                    limit: p.limit as f64,
+                    total_size: p.total_size as f64,
+                    has_more: p.has_more,
+                    content: p.content.into(),
+                }
             })
         }),
     )

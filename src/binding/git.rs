@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use engine::errors::EngineError;
+use engine::gitrun;
 use engine::record::BankMode;
-use engine::{gitrun, registry};
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
@@ -18,7 +18,7 @@ use crate::{js_err, promise, Code};
 #[napi]
 pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSettings, Code> {
     let input = inputs::git_options(&options).map_err(js_err)?;
-    gitrun::configure(host_id, input)
+    gitrun::configure(crate::eng(), host_id, input)
         .map(Into::into)
         .map_err(js_err)
 }
@@ -39,7 +39,7 @@ pub fn run_git<'e>(
     tmpdir: String,
     host_banks: bool,
 ) -> napi::Result<PromiseRaw<'e, NativeGitResult>, Code> {
-    gitrun::settings(host_id).map_err(js_err)?;
+    gitrun::settings(crate::eng(), host_id).map_err(js_err)?;
     let args = convert::string_array(
         &args,
         "args",
@@ -64,19 +64,27 @@ pub fn run_git<'e>(
         }
         None => None,
     };
-    let session = Some(registry::choose_session(
-        host_id,
-        [session.as_deref(), context_session.as_deref()],
-    ));
+    let session = Some(
+        crate::eng()
+            .registry
+            .choose_session(host_id, [session.as_deref(), context_session.as_deref()]),
+    );
     let bank = if host_banks {
         BankMode::Host
     } else {
         BankMode::BuiltIn
     };
     promise(env, async move {
-        gitrun::run(host_id, args, session, PathBuf::from(tmpdir), bank)
-            .await
-            .map(Into::into)
+        gitrun::run(
+            crate::eng(),
+            host_id,
+            args,
+            session,
+            PathBuf::from(tmpdir),
+            bank,
+        )
+        .await
+        .map(Into::into)
     })
 }
 
@@ -87,7 +95,7 @@ pub fn git_tool_args(
     tool: String,
     params: Unknown,
 ) -> napi::Result<Vec<String>, Code> {
-    let settings = gitrun::settings(host_id).map_err(js_err)?;
+    let settings = gitrun::settings(crate::eng(), host_id).map_err(js_err)?;
     let tool_kind = engine::git::GitTool::from_name(&tool)
         .ok_or_else(|| js_err(EngineError::BadInput(format!("Unknown git tool {tool:?}"))))?;
     let value = if absent(&params) {

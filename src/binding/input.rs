@@ -115,7 +115,7 @@ pub fn write_command_input<'env>(
     };
     let id = rec.task_id();
     crate::promise(env, async move {
-        commands::write_input(host_id, &id, bytes, end)
+        commands::write_input(crate::eng(), host_id, &id, bytes, end)
             .await
             .map(|n| NativeWritten {
                 bytes_written: n as f64,
@@ -160,5 +160,6 @@ pub fn resize_command_terminal(
         .map_err(crate::js_err)?;
     let cols = dimension(&obj, "cols", "size", None).map_err(crate::js_err)?;
     let rows = dimension(&obj, "rows", "size", None).map_err(crate::js_err)?;
-    commands::resize_terminal(host_id, &rec.task_id(), cols, rows).map_err(crate::js_err)
+    commands::resize_terminal(crate::eng(), host_id, &rec.task_id(), cols, rows)
+        .map_err(crate::js_err)
 }

@@ -44,6 +44,8 @@ pub fn recover_commands<'e>(
     let f = filter(&options).map_err(crate::js_err)?;
     crate::promise(
         env,
-        crate::blocking(move || recover::recover(host_id, &f, std::path::Path::new(&tmpdir))),
+        crate::blocking(move || {
+            recover::recover(crate::eng(), host_id, &f, std::path::Path::new(&tmpdir))
+        }),
     )
 }

@@ -23,7 +23,6 @@ use std::time::Instant;
 use neurolink_commands_engine::commands::{self, StartContext, StartOptions};
 use neurolink_commands_engine::policy::{Policy, PolicyInput};
 use neurolink_commands_engine::record::{BankMode, State};
-use neurolink_commands_engine::{registry, runtime};
 
 const TRUE: &str = "/usr/bin/true";
 
@@ -87,15 +86,16 @@ fn main() {
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(7);
     let root = tempfile::tempdir().expect("a scratch root");
     let logs = tempfile::tempdir().expect("a scratch log directory");
-    let host = registry::register_host();
+    let engine = neurolink_commands_engine::Engine::new(Default::default());
+    let host = engine.registry.register_host();
     let policy = Policy::new(PolicyInput {
         allowed_executables: vec![TRUE.into()],
         cwd_root: root.path().to_str().expect("a UTF-8 temp path").into(),
         ..Default::default()
     })
     .expect("the policy is valid");
-    registry::with_host(host, |h| h.policy = Some(policy));
-    let rt = runtime::handle();
+    engine.registry.with_host(host, |h| h.policy = Some(policy));
+    let rt = engine.runtime.clone();
     let run = |count: usize| {
         let t = Instant::now();
         for _ in 0..count {
@@ -112,11 +112,11 @@ fn main() {
                 cwd: ".".into(),
                 ..Default::default()
             };
-            let id = commands::start(vec![TRUE.into()], opts, ctx)
+            let id = commands::start(&engine, vec![TRUE.into()], opts, ctx)
                 .expect("the start is allowed")
                 .task_id;
             let st = rt
-                .block_on(commands::await_settled(host, &id, None))
+                .block_on(commands::await_settled(&engine, host, &id, None))
                 .expect("the command is known");
             assert_eq!((st.state, st.exit_code), (State::Exited, Some(0)));
         }

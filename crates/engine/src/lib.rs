@@ -12,6 +12,7 @@
 //! fails on an import circle between any two modules, `super::` included):
 //!
 //! ```text
+//! engine    the engine value: what one engine owns, its shutdown and drop
 //! tools     the model-facing tools' contract: specs, schemas, limits, param checks
 //! git       the read-only git toolset: argument checks, hardening, runs
 //!  └ jobs   commands (the API verbs) → supervisor → bank → registry → record
@@ -21,7 +22,11 @@
 //!     ├ text      capture of pipes into logs, UTF-8 → UTF-16 decoding, paging
 //!     └ runtime, intern
 //! platform  what differs between Linux and macOS (below every layer)
+//! process_wide  what stays process-wide, each with why (below every layer)
 //! ```
+//!
+//! Every verb takes an [`Engine`] (made by [`Engine::new`]); no module
+//! keeps per-engine state in a `static`.
 //!
 //! `errors` names the signals in a refusal, so it sits above `process`,
 //! which imports nothing from the crate but `platform`. Inside `jobs` the arrows run one
@@ -38,6 +43,7 @@
 //! streams. Reads go through the registry and [`text::paging`] /
 //! [`text::decode`] over the log files, never through the supervisor.
 
+pub mod engine;
 pub mod errors;
 pub mod git;
 pub mod intern;
@@ -45,12 +51,14 @@ pub mod jobs;
 mod platform;
 pub mod policy;
 pub mod process;
+pub mod process_wide;
 pub mod runtime;
 pub mod sync;
 pub mod text;
 pub mod tools;
 
 // The paths the napi crate and the tests have always used.
+pub use engine::{Engine, EngineConfig};
 pub use git::run as gitrun;
 pub use jobs::{bank, commands, record, registry, supervisor};
 pub use process::{signals, spawn, watchdog};

@@ -28,7 +28,9 @@ impl Fixture {
             cwd: ".".into(),
             ..opts
         };
-        commands::start(argv, opts, self.ctx()).unwrap().task_id
+        commands::start(&self.engine, argv, opts, self.ctx())
+            .unwrap()
+            .task_id
     }
 }
 
@@ -39,7 +41,9 @@ async fn exit_codes_streams_and_refs() {
         "printf 'a%.0s' $(seq 40); printf 'oops' >&2; exit 7",
         StartOptions::default(),
     );
-    let st = commands::await_settled(f.host, &id, None).await.unwrap();
+    let st = commands::await_settled(&f.engine, f.host, &id, None)
+        .await
+        .unwrap();
     assert_eq!(st.state, State::Exited);
     assert_eq!(st.exit_code, Some(7));
     assert_eq!(st.error, None, "a non-zero exit is data");
@@ -47,11 +51,11 @@ async fn exit_codes_streams_and_refs() {
     let out = st.stdout.unwrap();
     assert_eq!(out.size_bytes, 40.0);
     assert_eq!(
-        bank::read_artifact(&out.artifact_id).unwrap(),
+        bank::read_artifact(&f.engine.registry, &out.artifact_id).unwrap(),
         "a".repeat(40)
     );
     assert_eq!(
-        bank::read_artifact(&st.stderr.unwrap().artifact_id).unwrap(),
+        bank::read_artifact(&f.engine.registry, &st.stderr.unwrap().artifact_id).unwrap(),
         "oops"
     );
     assert_eq!(
@@ -59,7 +63,7 @@ async fn exit_codes_streams_and_refs() {
         format!("[stdout tail]\n{}\n[stderr tail]\noops", "a".repeat(40))
     );
     // Log files carry the contract's modes.
-    let rec = registry::lookup(f.host, &id).unwrap();
+    let rec = f.engine.registry.lookup(f.host, &id).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(rec.dir()).unwrap().permissions().mode() & 0o777,
@@ -85,12 +89,15 @@ async fn the_cap_lands_inside_a_chunk_exactly() {
             ..Default::default()
         },
     );
-    let st = commands::await_settled(f.host, &id, None).await.unwrap();
+    let st = commands::await_settled(&f.engine, f.host, &id, None)
+        .await
+        .unwrap();
     assert_eq!(st.state, State::OutputLimit);
     assert_eq!(st.stdout_bytes, 70_001.0);
     let e = st.error.unwrap();
     assert!(e.contains("stdout") && e.contains("banked in full"), "{e}");
     let page = commands::read_output(
+        &f.engine,
         f.host,
         &id,
         Stream::Stdout,
@@ -112,7 +119,7 @@ async fn a_budget_ends_the_command_and_escalates() {
         },
     );
     let t = Instant::now();
-    let st = commands::await_settled(f.host, &id, Some(10_000.0))
+    let st = commands::await_settled(&f.engine, f.host, &id, Some(10_000.0))
         .await
         .unwrap();
     assert_eq!(st.state, State::Timeout);
@@ -130,21 +137,21 @@ async fn a_budget_ends_the_command_and_escalates() {
 async fn kill_keeps_output_and_a_settled_kill_changes_nothing() {
     let f = fixture(2000.0);
     let id = f.sh("echo before; exec sleep 30", StartOptions::default());
-    let rec = registry::lookup(f.host, &id).unwrap();
+    let rec = f.engine.registry.lookup(f.host, &id).unwrap();
     while rec.log(Stream::Stdout).bytes() < 7 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let st = commands::kill(f.host, &id, libc::SIGTERM, KillReason::Caller)
+    let st = commands::kill(&f.engine, f.host, &id, libc::SIGTERM, KillReason::Caller)
         .await
         .unwrap();
     assert_eq!(st.state, State::Killed);
     assert_eq!(st.signal.as_deref(), Some("SIGTERM"));
     assert!(st.error.as_deref().unwrap().contains("by the caller"));
     assert_eq!(
-        bank::read_artifact(&st.stdout.clone().unwrap().artifact_id).unwrap(),
+        bank::read_artifact(&f.engine.registry, &st.stdout.clone().unwrap().artifact_id).unwrap(),
         "before\n"
     );
-    let again = commands::kill(f.host, &id, libc::SIGKILL, KillReason::Caller)
+    let again = commands::kill(&f.engine, f.host, &id, libc::SIGKILL, KillReason::Caller)
         .await
         .unwrap();
     assert_eq!(
@@ -158,7 +165,7 @@ async fn descendants_holding_the_pipes_cannot_hold_the_command() {
     let f = fixture(2000.0);
     let t = Instant::now();
     let id = f.sh("sleep 60 & echo started", StartOptions::default());
-    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+    let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
         .await
         .unwrap();
     assert_eq!(st.state, State::Exited);
@@ -179,6 +186,7 @@ async fn descendants_holding_the_pipes_cannot_hold_the_command() {
 async fn a_missing_executable_settles_with_a_reason() {
     let f = fixture(2000.0);
     let h = commands::start(
+        &f.engine,
         vec!["/no/such/tool".into()],
         StartOptions {
             cwd: ".".into(),
@@ -187,7 +195,7 @@ async fn a_missing_executable_settles_with_a_reason() {
         f.ctx(),
     )
     .unwrap();
-    let st = commands::await_settled(f.host, &h.task_id, Some(5000.0))
+    let st = commands::await_settled(&f.engine, f.host, &h.task_id, Some(5000.0))
         .await
         .unwrap();
     assert_eq!(st.state, State::Exited);
@@ -215,6 +223,7 @@ async fn checks_run_in_the_contract_order() {
     };
     // The hook's refusal comes before the bad number (step 6 before 7).
     let e = commands::start(
+        &f.engine,
         vec!["/bin/sh".into()],
         StartOptions {
             cwd: ".".into(),
@@ -244,6 +253,7 @@ async fn checks_run_in_the_contract_order() {
         ..f.ctx()
     };
     let e = commands::start(
+        &f.engine,
         vec!["/bin/sh".into()],
         StartOptions {
             cwd: "/etc".into(),
@@ -255,8 +265,9 @@ async fn checks_run_in_the_contract_order() {
     assert!(e.to_string().contains("outside the permitted root"));
     assert!(!called);
     // No policy at all comes first.
-    let bare = registry::register_host();
+    let bare = f.engine.registry.register_host();
     let e = commands::start(
+        &f.engine,
         vec![],
         StartOptions::default(),
         StartContext {
@@ -278,32 +289,34 @@ async fn counters_follow_the_looked_at_rule() {
             ..Default::default()
         },
     );
-    let rec = registry::lookup(f.host, &id).unwrap();
+    let rec = f.engine.registry.lookup(f.host, &id).unwrap();
     assert!(rec.wait_settled(Some(Duration::from_secs(5))).await);
     assert_eq!(
-        commands::counts(f.host, Some("s-counters"), None),
+        commands::counts(&f.engine, f.host, Some("s-counters"), None),
         registry::Counts {
             running: 0,
             finished: 1
         }
     );
     assert_eq!(
-        registry::session_counts("s-counters"),
+        f.engine.registry.session_counts("s-counters"),
         registry::Counts {
             running: 0,
             finished: 1
         }
     );
-    commands::status(f.host, &id).unwrap();
+    commands::status(&f.engine, f.host, &id).unwrap();
     assert_eq!(
-        commands::counts(f.host, Some("s-counters"), None),
+        commands::counts(&f.engine, f.host, Some("s-counters"), None),
         registry::Counts {
             running: 0,
             finished: 0
         }
     );
-    let other = registry::register_host();
-    let e = commands::status(other, &id).unwrap_err().to_string();
+    let other = f.engine.registry.register_host();
+    let e = commands::status(&f.engine, other, &id)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains(&format!("No background command \"{id}\"")) && e.contains("started none"),
         "{e}"
@@ -335,7 +348,7 @@ async fn follow_reads_during_fast_writes_are_never_refused() {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             assert!(Instant::now() < deadline, "the command settled in time");
-            let r = commands::read_new(f.host, &id, Stream::Stdout)
+            let r = commands::read_new(&f.engine, f.host, &id, Stream::Stdout)
                 .unwrap_or_else(|e| panic!("read {reads} refused: {} {e}", e.code()));
             reads += 1;
             got.extend_from_slice(&r.page.content);

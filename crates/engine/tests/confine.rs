@@ -32,13 +32,23 @@ impl Fixture {
             confine,
             ..Default::default()
         };
-        let id = commands::start(argv, opts, self.ctx()).unwrap().task_id;
-        let st = commands::await_settled(self.host, &id, Some(20_000.0))
+        let id = commands::start(&self.engine, argv, opts, self.ctx())
+            .unwrap()
+            .task_id;
+        let st = commands::await_settled(&self.engine, self.host, &id, Some(20_000.0))
             .await
             .unwrap();
         assert_eq!(st.state, State::Exited, "{st:?}");
-        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
-        let err = bank::read_artifact(&st.stderr.as_ref().unwrap().artifact_id).unwrap();
+        let out = bank::read_artifact(
+            &self.engine.registry,
+            &st.stdout.as_ref().unwrap().artifact_id,
+        )
+        .unwrap();
+        let err = bank::read_artifact(
+            &self.engine.registry,
+            &st.stderr.as_ref().unwrap().artifact_id,
+        )
+        .unwrap();
         (st, format!("{out}{err}"))
     }
 }
@@ -81,7 +91,7 @@ async fn fails_closed_under_qemu() {
         ..Default::default()
     };
     let argv = vec!["/bin/bash".into(), "-c".into(), "echo ran".into()];
-    let e = commands::start(argv, opts, f.ctx()).unwrap_err();
+    let e = commands::start(&f.engine, argv, opts, f.ctx()).unwrap_err();
     assert_eq!(e.code(), "NLC_CONFINEMENT_UNAVAILABLE", "{e}");
     assert!(
         e.to_string().contains("this kernel offers none (ABI 0)"),
@@ -309,6 +319,7 @@ async fn shared_tmp_and_options_narrowing() {
     let sibling = tempfile::tempdir().unwrap();
     let argv = vec!["/bin/bash".to_string(), "-c".into(), "true".into()];
     let e = commands::start(
+        &f.engine,
         argv,
         StartOptions {
             cwd: ".".into(),

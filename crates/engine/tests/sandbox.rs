@@ -59,13 +59,23 @@ impl Fixture {
             confine,
             ..Default::default()
         };
-        let id = commands::start(argv, opts, self.ctx()).unwrap().task_id;
-        let st = commands::await_settled(self.host, &id, Some(60_000.0))
+        let id = commands::start(&self.engine, argv, opts, self.ctx())
+            .unwrap()
+            .task_id;
+        let st = commands::await_settled(&self.engine, self.host, &id, Some(60_000.0))
             .await
             .unwrap();
         assert_eq!(st.state, State::Exited, "{st:?}");
-        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
-        let err = bank::read_artifact(&st.stderr.as_ref().unwrap().artifact_id).unwrap();
+        let out = bank::read_artifact(
+            &self.engine.registry,
+            &st.stdout.as_ref().unwrap().artifact_id,
+        )
+        .unwrap();
+        let err = bank::read_artifact(
+            &self.engine.registry,
+            &st.stderr.as_ref().unwrap().artifact_id,
+        )
+        .unwrap();
         (st, format!("{out}{err}"))
     }
 
@@ -467,13 +477,15 @@ async fn a_term_ends_a_command_without_a_handler_at_once_and_reaches_one_with() 
             confine: confined(),
             ..Default::default()
         };
-        commands::start(argv, opts, f.ctx()).unwrap().task_id
+        commands::start(&f.engine, argv, opts, f.ctx())
+            .unwrap()
+            .task_id
     };
     // No handler: bash -c 'exec sleep' leaves sleep as PID 1.
     let id = start("exec sleep 60");
     std::thread::sleep(Duration::from_millis(300));
     let t = std::time::Instant::now();
-    let st = commands::kill(f.host, &id, libc::SIGTERM, KillReason::Caller)
+    let st = commands::kill(&f.engine, f.host, &id, libc::SIGTERM, KillReason::Caller)
         .await
         .unwrap();
     // Well before the 5 s kill grace.
@@ -482,10 +494,11 @@ async fn a_term_ends_a_command_without_a_handler_at_once_and_reaches_one_with() 
     // A handler: it runs (and prints).
     let id = start("trap 'echo caught; exit 3' TERM; echo ready; sleep 60 & wait");
     std::thread::sleep(Duration::from_millis(300));
-    let st = commands::kill(f.host, &id, libc::SIGTERM, KillReason::Caller)
+    let st = commands::kill(&f.engine, f.host, &id, libc::SIGTERM, KillReason::Caller)
         .await
         .unwrap();
-    let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    let out =
+        bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
     assert_eq!((out.as_str(), st.exit_code), ("ready\ncaught\n", Some(3)));
 }
 
@@ -542,17 +555,20 @@ async fn a_terminal_command_runs_in_the_sandbox_with_its_own_terminal_only() {
         confine: confined(),
         ..Default::default()
     };
-    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    let id = commands::start(&f.engine, argv, opts, f.ctx())
+        .unwrap()
+        .task_id;
     // The shell waits for its line: give it one.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    commands::write_input(f.host, &id, b"typed\r".to_vec(), false)
+    commands::write_input(&f.engine, f.host, &id, b"typed\r".to_vec(), false)
         .await
         .unwrap();
-    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+    let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
         .await
         .unwrap();
     assert_eq!((st.exit_code, st.confined), (Some(0), true), "{st:?}");
-    let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    let out =
+        bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
     let lines: Vec<&str> = out.split("\r\n").collect();
     let n = lines[0].strip_prefix("/dev/pts/").expect(&out);
     // Its own terminal, PID 1, and no other terminal in its /dev/pts.
@@ -578,13 +594,16 @@ async fn the_views_mounts_are_not_seen_outside() {
         confine: confined(),
         ..Default::default()
     };
-    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    let id = commands::start(&f.engine, argv, opts, f.ctx())
+        .unwrap()
+        .task_id;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during = host_mounts();
-    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+    let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
         .await
         .unwrap();
-    let inside = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+    let inside =
+        bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
     // Inside: its own root, /usr, /proc, the write tree …
     for m in ["/", "/usr", "/proc", "/dev/shm"] {
         assert!(inside.lines().any(|l| l == m), "{m} in {inside}");
@@ -615,8 +634,8 @@ async fn shared_tmp_that_is_the_system_tmp_stays_writable() {
         }),
         ..Default::default()
     };
-    let id = commands::start(argv, opts, ctx).unwrap().task_id;
-    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+    let id = commands::start(&f.engine, argv, opts, ctx).unwrap().task_id;
+    let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
         .await
         .unwrap();
     let made = Path::new("/tmp").join(&name);
@@ -768,7 +787,9 @@ async fn the_views_namespace_is_held_while_it_runs_and_let_go_after() {
         confine: confined(),
         ..Default::default()
     };
-    let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+    let id = commands::start(&f.engine, argv, opts, f.ctx())
+        .unwrap()
+        .task_id;
     // The namespaces this test process holds open.
     let held = || -> Vec<String> {
         std::fs::read_dir("/proc/self/fd")
@@ -788,7 +809,7 @@ async fn the_views_namespace_is_held_while_it_runs_and_let_go_after() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let st = commands::await_settled(f.host, &id, Some(20_000.0))
+    let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
         .await
         .unwrap();
     assert_eq!(st.exit_code, Some(0), "{st:?}");
@@ -1581,7 +1602,7 @@ async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
             ..Default::default()
         };
         let argv = vec!["/bin/bash".into(), "-c".into(), script.clone()];
-        commands::start(argv, opts, f.ctx()).unwrap().task_id
+        commands::start(&f.engine, argv, opts, f.ctx()).unwrap().task_id
     };
     for (confine, want) in [
         (
@@ -1591,10 +1612,10 @@ async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
         (None, ""),
     ] {
         let id = start(confine);
-        let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
             .await
             .unwrap();
-        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        let out = bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
         assert_eq!(out, want);
     }
     // Only the unconfined control's connection arrived.
@@ -1647,7 +1668,7 @@ python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("{m}/s.soc
             confine,
             ..Default::default()
         };
-        let id = commands::start(argv, opts, f.ctx()).unwrap().task_id;
+        let id = commands::start(&f.engine, argv, opts, f.ctx()).unwrap().task_id;
         // Mounted once the command runs, a tmpfs holding a daemon's socket.
         for _ in 0..1000 {
             if f.root().join("ready").exists() {
@@ -1659,10 +1680,10 @@ python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("{m}/s.soc
         mount(&["-t", "tmpfs", "tmpfs", &m]);
         let l = UnixListener::bind(format!("{m}/s.sock")).unwrap();
         std::fs::write(f.root().join("go"), "").unwrap();
-        let st = commands::await_settled(f.host, &id, Some(20_000.0))
+        let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
             .await
             .unwrap();
-        let out = bank::read_artifact(&st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        let out = bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
         l.set_nonblocking(true).unwrap();
         outs.push((out, l.accept().is_ok()));
         drop(l);

@@ -52,6 +52,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     let run = |script: &str| {
         let argv = vec!["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
         commands::start(
+            &f.engine,
             argv,
             StartOptions {
                 cwd: ".".into(),
@@ -66,6 +67,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     // A command's stdout, read back through the checked open of every log.
     let stdout_of = |id: &str| {
         let page = commands::read_output(
+            &f.engine,
             f.host,
             id,
             neurolink_commands_engine::capture::Stream::Stdout,
@@ -82,7 +84,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     // The first start makes its own directory; then the spares follow.
     let first = run("echo one");
     assert_eq!(
-        commands::await_settled(f.host, &first, None)
+        commands::await_settled(&f.engine, f.host, &first, None)
             .await
             .unwrap()
             .state
@@ -137,7 +139,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
         .min_by_key(|n| n[1..n.len() - 12].parse::<u64>().unwrap())
         .unwrap();
     assert_eq!(&second, oldest);
-    let st = commands::await_settled(f.host, &second, None)
+    let st = commands::await_settled(&f.engine, f.host, &second, None)
         .await
         .unwrap();
     assert_eq!((st.stdout_bytes, st.stderr_bytes), (3.0, 3.0));
@@ -171,7 +173,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
         !deleted.contains(&after_delete),
         "{after_delete} was a deleted spare"
     );
-    commands::await_settled(f.host, &after_delete, None)
+    commands::await_settled(&f.engine, f.host, &after_delete, None)
         .await
         .unwrap();
     assert_eq!(stdout_of(&after_delete), "kept");
@@ -179,16 +181,21 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     // Under another log directory the spares are not used (and go).
     let other = tempfile::tempdir().unwrap();
     let other_dir = other.path().join("logs");
-    retention::configure(
-        retention::LogOptions {
-            dir: Some(Some(other_dir.to_str().unwrap().into())),
-            ..Default::default()
-        },
-        f.logs.path(),
-    )
-    .unwrap();
+    f.engine
+        .retention
+        .configure(
+            retention::LogOptions {
+                dir: Some(Some(other_dir.to_str().unwrap().into())),
+                ..Default::default()
+            },
+            f.logs.path(),
+            &f.engine.registry,
+        )
+        .unwrap();
     let third = run("echo three");
-    commands::await_settled(f.host, &third, None).await.unwrap();
+    commands::await_settled(&f.engine, f.host, &third, None)
+        .await
+        .unwrap();
     assert_eq!(
         std::fs::read_to_string(other_dir.join(&third).join("stdout.log")).unwrap(),
         "three\n"
@@ -203,7 +210,8 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
 
     // The process exits: no spare stays; the commands' own directories do
     // (removeOnExit is off).
-    retention::exit_cleanup();
+    f.engine.spares.close();
+    f.engine.retention.exit_cleanup(&f.engine.registry);
     assert_eq!(task_dirs(&other_dir), BTreeSet::from([third.clone()]));
     assert_eq!(
         task_dirs(&base),
@@ -211,7 +219,7 @@ async fn spares_are_made_ahead_taken_in_order_and_removed_at_exit() {
     );
     // And none is made after that.
     let fourth = run("echo four");
-    commands::await_settled(f.host, &fourth, None)
+    commands::await_settled(&f.engine, f.host, &fourth, None)
         .await
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));

@@ -10,12 +10,13 @@ use crate::errors::{EngineError, EngineResult};
 use crate::git;
 use crate::jobs::commands::{self, StartContext, StartOptions};
 use crate::jobs::record::{ArtifactRef, BankMode, State};
-use crate::jobs::registry;
 pub use crate::jobs::registry::GitSettings;
+use crate::jobs::state::State as Engine;
 use crate::policy::confine::{Confinement, ReadSet, Tmp};
 use crate::policy::cwd;
 use crate::policy::{self, Policy, PolicyInput};
 use crate::text::capture::Stream;
+use std::sync::Arc;
 
 /// Default git budget.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -47,7 +48,7 @@ pub struct GitInput {
 }
 
 /// Validate and store a host's git settings.
-pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
+pub fn configure(eng: &Engine, host: u32, input: GitInput) -> EngineResult<GitSettings> {
     // A root that does not exist yet is accepted, as NeuroLink accepts it:
     // it is kept as an absolute path (resolved once, now) and every run
     // refuses until it exists (see `settings`). Anything else that is not a
@@ -110,7 +111,8 @@ pub fn configure(host: u32, input: GitInput) -> EngineResult<GitSettings> {
         confined: settings.confined_why_not.is_none(),
         ..settings
     };
-    registry::with_host(host, |h| h.git = Some(settings.clone()));
+    eng.registry
+        .with_host(host, |h| h.git = Some(settings.clone()));
     Ok(settings)
 }
 
@@ -178,8 +180,11 @@ pub fn resolve_executable(name: &str, path: Option<&std::ffi::OsStr>) -> EngineR
 /// The host's git settings, or the error that says how to configure them.
 /// A root that did not exist when configured is resolved here, at each run,
 /// until it exists; from then on its real path is kept.
-pub fn settings(host: u32) -> EngineResult<GitSettings> {
-    let s = registry::with_host(host, |h| h.git.clone()).ok_or(EngineError::GitNotConfigured)?;
+pub fn settings(eng: &Engine, host: u32) -> EngineResult<GitSettings> {
+    let s = eng
+        .registry
+        .with_host(host, |h| h.git.clone())
+        .ok_or(EngineError::GitNotConfigured)?;
     if !s.root_pending {
         return Ok(s);
     }
@@ -197,7 +202,7 @@ pub fn settings(host: u32) -> EngineResult<GitSettings> {
         ..s
     };
     // Keep the real path, unless the host configured git again meanwhile.
-    registry::with_host(host, |h| {
+    eng.registry.with_host(host, |h| {
         if h.git
             .as_ref()
             .is_some_and(|g| g.root_pending && g.repo_root == pending_root)
@@ -237,13 +242,14 @@ pub struct GitResult {
 /// Start git with `args` after the hardened prefix and the per-name
 /// overrides that `git::driver_overrides` found; returns its task id.
 pub fn start(
+    eng: &Arc<Engine>,
     host: u32,
     args: &[String],
     session: Option<String>,
     tmpdir: PathBuf,
     bank: BankMode,
 ) -> EngineResult<String> {
-    let s = settings(host)?;
+    let s = settings(eng, host)?;
     let env = env();
     // One confinement for every git process of this call: the listings
     // before the run and the run itself.
@@ -274,6 +280,7 @@ pub fn start(
     policy.confine = confinement;
     let label = format!("git {}", args.first().map(String::as_str).unwrap_or(""));
     let handle = commands::start(
+        eng,
         argv,
         StartOptions {
             cwd: root,
@@ -353,10 +360,10 @@ pub fn absolute_entries(path: &str) -> String {
 }
 
 /// Wait for a started git run to settle and describe it.
-pub async fn result(host: u32, task_id: &str) -> EngineResult<GitResult> {
-    let s = settings(host)?;
-    let st = commands::await_settled(host, task_id, None).await?;
-    let rec = registry::lookup(host, task_id)?;
+pub async fn result(eng: &Engine, host: u32, task_id: &str) -> EngineResult<GitResult> {
+    let s = settings(eng, host)?;
+    let st = commands::await_settled(eng, host, task_id, None).await?;
+    let rec = eng.registry.lookup(host, task_id)?;
     let preview = head(&rec, Stream::Stdout, s.preview_chars as usize);
     let stderr_preview =
         (st.stderr_bytes > 0.0).then(|| head(&rec, Stream::Stderr, STDERR_PREVIEW_CHARS));
@@ -415,16 +422,18 @@ pub fn command_line(argv: &[String]) -> String {
 /// Start git and wait for the result. Listing the configuration runs git,
 /// so the start happens on a blocking thread.
 pub async fn run(
+    eng: &Arc<Engine>,
     host: u32,
     args: Vec<String>,
     session: Option<String>,
     tmpdir: PathBuf,
     bank: BankMode,
 ) -> EngineResult<GitResult> {
-    let id = tokio::task::spawn_blocking(move || start(host, &args, session, tmpdir, bank))
+    let e = eng.clone();
+    let id = tokio::task::spawn_blocking(move || start(&e, host, &args, session, tmpdir, bank))
         .await
         .map_err(|e| EngineError::Other(format!("git could not be started: {e}")))??;
-    result(host, &id).await
+    result(eng, host, &id).await
 }
 
 /// The first `chars` characters of a stream, plus "…" when there is more.

@@ -9,9 +9,9 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
-use super::registry;
+use super::registry::Registry;
 use crate::errors::{EngineError, EngineResult};
-use crate::runtime::{self, Event};
+use crate::runtime::Event;
 use crate::text;
 use crate::text::capture::Stream;
 use crate::text::paging::{self, Page, Window};
@@ -57,11 +57,11 @@ pub fn artifact_id(task_id: &str, s: Stream) -> String {
     format!("{PREFIX}{task_id}-{}", s.name())
 }
 
-fn parse_artifact_id(id: &str) -> Option<(Arc<Record>, Stream)> {
+fn parse_artifact_id(reg: &Registry, id: &str) -> Option<(Arc<Record>, Stream)> {
     let rest = id.strip_prefix(PREFIX)?;
     let (task, stream) = rest.rsplit_once('-')?;
     let s = Stream::parse(stream)?;
-    let rec = registry::by_id(task)?;
+    let rec = reg.by_id(task)?;
     (rec.bank == BankMode::BuiltIn && rec.is_settled()).then_some((rec, s))
 }
 
@@ -135,23 +135,23 @@ pub fn fallback_ref(rec: &Record, s: Stream, why: &str) -> ArtifactRef {
 /// Bank both streams of a command whose process has ended. In the built-in
 /// bank the log file is the artifact, so nothing is copied or kept: the refs
 /// are rebuilt from the finished logs when a status is built.
-pub async fn bank(rec: &Arc<Record>) -> Refs {
+pub async fn bank(reg: &Registry, rec: &Arc<Record>) -> Refs {
     match rec.bank {
         BankMode::BuiltIn => Refs::BuiltIn,
-        BankMode::Host => Refs::Kept(Box::new(host_bank(rec).await)),
+        BankMode::Host => Refs::Kept(Box::new(host_bank(reg, rec).await)),
     }
 }
 
 /// Bank both streams through the host's `bankArtifact`.
-async fn host_bank(rec: &Arc<Record>) -> [ArtifactRef; 2] {
-    let listener = registry::listener_of(rec.host);
-    if !runtime::has_listener(listener) {
+async fn host_bank(reg: &Registry, rec: &Arc<Record>) -> [ArtifactRef; 2] {
+    let listener = reg.listener_of(rec.host);
+    if !reg.has_listener(listener) {
         return Stream::BOTH
             .map(|s| fallback_ref(rec, s, "no host bank is reachable from this process"));
     }
     let (tx, rx) = oneshot::channel();
     *rec.link.locked() = Link::Banking(tx);
-    runtime::emit(listener, Event::Bank(rec.task_id()));
+    reg.emit(listener, Event::Bank(rec.task_id()));
     let bound = host_bank_timeout();
     match tokio::time::timeout(bound, rx).await {
         Ok(Ok(outcomes)) => {
@@ -180,8 +180,8 @@ fn resolve(rec: &Record, s: Stream, o: BankOutcome) -> ArtifactRef {
 }
 
 /// The host's answer for a command waiting on its bank; false when none waits.
-pub fn complete_banking(task_id: &str, outcomes: [BankOutcome; 2]) -> bool {
-    let Some(rec) = registry::by_id(task_id) else {
+pub fn complete_banking(reg: &Registry, task_id: &str, outcomes: [BankOutcome; 2]) -> bool {
+    let Some(rec) = reg.by_id(task_id) else {
         return false;
     };
     match rec.take_bank_reply() {
@@ -206,23 +206,29 @@ fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
 }
 
 /// What a host's `bankArtifact` is given: the whole log decoded as UTF-8.
-pub fn log_text(task_id: &str, s: Stream) -> EngineResult<String> {
-    let rec = registry::by_id(task_id)
+pub fn log_text(reg: &Registry, task_id: &str, s: Stream) -> EngineResult<String> {
+    let rec = reg
+        .by_id(task_id)
         .ok_or_else(|| EngineError::Other(format!("No background command \"{task_id}\"")))?;
     whole_text(&rec, s, &format!("the {} of \"{task_id}\"", s.name()))
 }
 
 /// The whole text of a built-in artifact.
-pub fn read_artifact(id: &str) -> EngineResult<String> {
+pub fn read_artifact(reg: &Registry, id: &str) -> EngineResult<String> {
     let (rec, s) =
-        parse_artifact_id(id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
+        parse_artifact_id(reg, id).ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     whole_text(&rec, s, &format!("artifact \"{id}\""))
 }
 
 /// One page of a built-in artifact; with `host`, only of an artifact of that
 /// host's commands (what the `command_output` tool reads).
-pub fn retrieve_artifact(id: &str, w: Window, host: Option<u32>) -> EngineResult<Page> {
-    let (rec, s) = parse_artifact_id(id)
+pub fn retrieve_artifact(
+    reg: &Registry,
+    id: &str,
+    w: Window,
+    host: Option<u32>,
+) -> EngineResult<Page> {
+    let (rec, s) = parse_artifact_id(reg, id)
         .filter(|(rec, _)| host.is_none_or(|h| rec.host == h))
         .ok_or_else(|| EngineError::UnknownArtifact(id.to_string()))?;
     rec.open_log(s)

@@ -13,9 +13,9 @@ use tokio::sync::mpsc;
 use super::bank;
 use super::input::{InputState, WriteFailure, TERMINAL_EOF};
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
-use super::registry::{self, Counts};
-use super::retention;
-use super::spare;
+use super::registry::Counts;
+
+use super::state::State as Engine;
 use super::supervisor::Control;
 use super::supervisor::PrivateTmp;
 use super::supervisor::{self, Launch, Limits};
@@ -94,11 +94,19 @@ pub struct Handle {
 
 /// Check everything in the contract's order, prepare the logs, and start the
 /// command's supervisor. Returns before the process exists.
-pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> EngineResult<Handle> {
+pub fn start(
+    eng: &Arc<Engine>,
+    argv: Vec<String>,
+    opts: StartOptions,
+    ctx: StartContext<'_>,
+) -> EngineResult<Handle> {
     // 1. A policy.
     let policy = match ctx.policy {
         Some(p) => p,
-        None => registry::with_host(ctx.host, |h| h.policy.clone()).ok_or(EngineError::NoPolicy)?,
+        None => eng
+            .registry
+            .with_host(ctx.host, |h| h.policy.clone())
+            .ok_or(EngineError::NoPolicy)?,
     };
     // 2–4. argv, no shell, allowlisted.
     policy::check_argv(&argv)?;
@@ -128,7 +136,7 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
         policy::check_env(env)?;
     }
     // 8. Nothing starts once the host process is exiting.
-    if supervisor::spawning_closed() {
+    if eng.gate.closed() {
         return Err(EngineError::HostExiting);
     }
     // 9. Confinement: narrowing only, and fail closed.
@@ -140,17 +148,22 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     )?)
     .map_err(|u| EngineError::LimitUnavailable(u.0))?;
 
-    let (seq, logs_root, made) = make_logs(&ctx.tmpdir)?;
-    let task_id = registry::task_id(seq);
+    let (seq, logs_root, made) = make_logs(eng, &ctx.tmpdir)?;
+    let task_id = eng.registry.task_id(seq);
     let (env, confine, private_tmp) = match &confinement {
         None => (opts.env, None, None),
         // The toolsets' own runs (git) get the environment they name.
-        Some((c, root)) if !c.network && !ctx.hidden => {
-            prepare_confinement(c, root, &argv, without_network_env(opts.env), &ctx.tmpdir)?
-        }
-        Some((c, root)) => prepare_confinement(c, root, &argv, opts.env, &ctx.tmpdir)?,
+        Some((c, root)) if !c.network && !ctx.hidden => prepare_confinement(
+            eng,
+            c,
+            root,
+            &argv,
+            without_network_env(opts.env),
+            &ctx.tmpdir,
+        )?,
+        Some((c, root)) => prepare_confinement(eng, c, root, &argv, opts.env, &ctx.tmpdir)?,
     };
-    let session = registry::choose_session(
+    let session = eng.registry.choose_session(
         ctx.host,
         [opts.session_id.as_deref(), ctx.context_session.as_deref()],
     );
@@ -199,8 +212,9 @@ pub fn start(argv: Vec<String>, opts: StartOptions, ctx: StartContext<'_>) -> En
     if let Some(c) = cgroup {
         rec.set_cgroup(c);
     }
-    registry::insert(rec.clone());
+    eng.registry.insert(rec.clone());
     supervisor::launch(
+        eng,
         rec,
         Launch {
             dir,
@@ -253,6 +267,7 @@ type Prepared = (
 );
 
 fn prepare_confinement(
+    eng: &Engine,
     c: &Confinement,
     root: &Path,
     argv: &[String],
@@ -275,7 +290,7 @@ fn prepare_confinement(
         })?;
         // The spawn points TMPDIR, TMP and TEMP at it (see
         // `spawn::spawn_piped_own`), off this thread.
-        tmp = Some(PrivateTmp::new(dir));
+        tmp = Some(PrivateTmp::new(dir, &eng.private_tmps));
     }
     let exe = crate::process::confine::exe_dirs(&argv[0], env.as_deref());
     let plan = confine::plan(c, root, &exe, tmp.as_ref().map(PrivateTmp::path), &shared);
@@ -323,7 +338,7 @@ fn without_network_env(env: Option<Vec<(String, String)>>) -> Option<Vec<(String
 /// recorded): a spare made ahead under that base when one is ready
 /// ([`spare`]; the supervisor has the next ones made once the process
 /// exists), else made now.
-fn make_logs(tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase>, logfile::Made)> {
+fn make_logs(eng: &Arc<Engine>, tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase>, logfile::Made)> {
     let fail = |what: &str, p: &Path, e: &std::io::Error| {
         EngineError::LogDir(format!(
             "Cannot create the log {what} {}: {}. {}",
@@ -340,21 +355,21 @@ fn make_logs(tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase>, logfile::Made)> 
     let mut stale = false;
     let mut seq = None;
     loop {
-        let base = match retention::base_for(tmpdir, stale) {
+        let base = match eng.retention.base_for(tmpdir, stale) {
             Ok(b) => b,
             Err(logfile::BaseError::Os(p, e)) => {
-                let n = *seq.get_or_insert_with(registry::new_task_seq);
-                return Err(fail("directory", &p.join(registry::task_id(n)), &e));
+                let n = *seq.get_or_insert_with(super::ids::new_task_seq);
+                return Err(fail("directory", &p.join(eng.registry.task_id(n)), &e));
             }
             Err(logfile::BaseError::Untrusted(m)) => return Err(EngineError::LogDir(m)),
         };
         if !stale {
-            if let Some((n, made)) = spare::take(&base) {
+            if let Some((n, made)) = eng.spares.take(&base) {
                 return Ok((n, base, made));
             }
         }
-        let n = *seq.get_or_insert_with(registry::new_task_seq);
-        let task_id = registry::task_id(n);
+        let n = *seq.get_or_insert_with(super::ids::new_task_seq);
+        let task_id = eng.registry.task_id(n);
         match logfile::make_task_dir(&base, &task_id, names) {
             Ok(made) => return Ok((n, base, made)),
             // The held directory was removed since (a test's tmpdir, a
@@ -368,8 +383,8 @@ fn make_logs(tmpdir: &Path) -> EngineResult<(u64, Arc<LogBase>, logfile::Made)> 
 }
 
 /// The live status; marks a settled command looked at.
-pub fn status(host: u32, task_id: &str) -> EngineResult<Status> {
-    Ok(status_of(&*registry::lookup(host, task_id)?))
+pub fn status(eng: &Engine, host: u32, task_id: &str) -> EngineResult<Status> {
+    Ok(status_of(&*eng.registry.lookup(host, task_id)?))
 }
 
 /// The live status of a command already looked up; marks a settled one looked at.
@@ -379,11 +394,12 @@ pub fn status_of(rec: &Record) -> Status {
 
 /// Wait for a command to settle, at most `timeout_ms` when given.
 pub async fn await_settled(
+    eng: &Engine,
     host: u32,
     task_id: &str,
     timeout_ms: Option<f64>,
 ) -> EngineResult<Status> {
-    Ok(await_record(registry::lookup(host, task_id)?, timeout_ms).await)
+    Ok(await_record(eng.registry.lookup(host, task_id)?, timeout_ms).await)
 }
 
 /// [`await_settled`] for a command already looked up.
@@ -415,12 +431,13 @@ pub fn kill_wait_bound(grace_ms: f64) -> std::time::Duration {
 /// Kill a command and wait for it to settle (both streams banked), at most
 /// [`kill_wait_bound`].
 pub async fn kill(
+    eng: &Engine,
     host: u32,
     task_id: &str,
     signal: i32,
     reason: KillReason,
 ) -> EngineResult<Status> {
-    Ok(kill_record(registry::lookup(host, task_id)?, signal, reason).await)
+    Ok(kill_record(eng.registry.lookup(host, task_id)?, signal, reason).await)
 }
 
 /// [`kill`] for a command already looked up.
@@ -437,19 +454,23 @@ pub async fn kill_record(rec: Arc<Record>, signal: i32, reason: KillReason) -> S
 
 /// Send a kill without waiting (the abort path). False when already settled.
 pub fn signal_kill(
+    eng: &Engine,
     host: u32,
     task_id: &str,
     signal: i32,
     reason: KillReason,
 ) -> EngineResult<bool> {
-    Ok(registry::lookup(host, task_id)?.send(Control::Kill(signal, reason)))
+    Ok(eng
+        .registry
+        .lookup(host, task_id)?
+        .send(Control::Kill(signal, reason)))
 }
 
 /// Terminate every unsettled command of a host; wait until all of them have
 /// settled (at most [`kill_wait_bound`] of the longest grace); return how
 /// many were signalled.
-pub async fn kill_all(host: u32) -> u32 {
-    let recs: Vec<Arc<Record>> = registry::with_host(host, |h| {
+pub async fn kill_all(eng: &Engine, host: u32) -> u32 {
+    let recs: Vec<Arc<Record>> = eng.registry.with_host(host, |h| {
         h.tasks
             .iter()
             .filter(|r| !r.is_settled())
@@ -477,14 +498,14 @@ pub async fn kill_all(host: u32) -> u32 {
 /// Stop every command of every host at once: the host process is exiting.
 /// SIGTERM now (and SIGCONT for stopped ones); the watchdog sends SIGKILL
 /// after its grace if the process is gone by then.
-pub fn terminate_everything(sig: i32) {
-    signal_groups(&registry::all_unsettled(), sig);
+pub fn terminate_everything(eng: &Engine, sig: i32) {
+    signal_groups(&eng.registry.all_unsettled(), sig);
 }
 
 /// Stop the commands of the hosts one Node environment registered (a worker
 /// thread that is going away): SIGTERM and SIGCONT to their groups.
-pub fn terminate_listener(listener: u32, sig: i32) {
-    signal_groups(&registry::unsettled_of_listener(listener), sig);
+pub fn terminate_listener(eng: &Engine, listener: u32, sig: i32) {
+    signal_groups(&eng.registry.unsettled_of_listener(listener), sig);
 }
 
 /// `sig`, then SIGCONT (so stopped processes can act on it), to the group of
@@ -500,19 +521,20 @@ fn signal_groups(recs: &[Arc<Record>], sig: i32) {
 
 /// The host process is exiting: start nothing more, wait for spawns in flight
 /// to be recorded, then stop every command group (`terminate_everything`).
-pub fn shut_down(sig: i32) {
-    supervisor::close_spawning();
-    terminate_everything(sig);
+pub fn shut_down(eng: &Engine, sig: i32) {
+    eng.gate.close();
+    terminate_everything(eng, sig);
 }
 
 /// What the host process's exit leaves to clean up once its commands are
 /// signalled: the logs (with `removeOnExit`), the spare log directories,
 /// the private temp directory made ahead, and those of commands that have
 /// not settled.
-pub fn exit_cleanup() {
-    super::retention::exit_cleanup();
+pub fn exit_cleanup(eng: &Engine) {
+    eng.spares.close();
+    eng.retention.exit_cleanup(&eng.registry);
     crate::process::confine::discard_premade();
-    supervisor::remove_unsettled_private_tmps();
+    eng.private_tmps.remove_unsettled();
 }
 
 /// Why a log could not be read, and what to do about it.
@@ -533,8 +555,14 @@ fn read_failure(task_id: &str, stream: Stream, path: &Path, e: &std::io::Error) 
 }
 
 /// A page of a stream; reading a settled command's output marks it looked at.
-pub fn read_output(host: u32, task_id: &str, stream: Stream, w: Window) -> EngineResult<Page> {
-    read_record_output(&*registry::lookup(host, task_id)?, stream, w)
+pub fn read_output(
+    eng: &Engine,
+    host: u32,
+    task_id: &str,
+    stream: Stream,
+    w: Window,
+) -> EngineResult<Page> {
+    read_record_output(&*eng.registry.lookup(host, task_id)?, stream, w)
 }
 
 /// [`read_output`] for a command already looked up.
@@ -554,8 +582,9 @@ pub fn read_record_output(rec: &Record, stream: Stream, w: Window) -> EngineResu
 
 /// Counters of one host's session, chosen by the session rule from the
 /// caller's id and then the host's context candidate.
-pub fn counts(host: u32, session: Option<&str>, context: Option<&str>) -> Counts {
-    registry::host_counts(host, &registry::choose_session(host, [session, context]))
+pub fn counts(eng: &Engine, host: u32, session: Option<&str>, context: Option<&str>) -> Counts {
+    let reg = &eng.registry;
+    reg.host_counts(host, &reg.choose_session(host, [session, context]))
 }
 
 /// One row of `listBackgroundCommands`.
@@ -588,8 +617,14 @@ pub struct ListEntry {
 }
 
 /// The host's commands, oldest first, optionally filtered.
-pub fn list(host: u32, session: Option<&str>, running: Option<bool>) -> Vec<ListEntry> {
-    registry::host_tasks(host)
+pub fn list(
+    eng: &Engine,
+    host: u32,
+    session: Option<&str>,
+    running: Option<bool>,
+) -> Vec<ListEntry> {
+    eng.registry
+        .host_tasks(host)
         .into_iter()
         .filter(|r| session.is_none_or(|s| &*r.session == s))
         .filter_map(|r| {
@@ -626,8 +661,8 @@ pub struct NewOutput {
 }
 
 /// What a stream gained since the previous follow read (≤ 200000 units).
-pub fn read_new(host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOutput> {
-    read_record_new(&*registry::lookup(host, task_id)?, stream)
+pub fn read_new(eng: &Engine, host: u32, task_id: &str, stream: Stream) -> EngineResult<NewOutput> {
+    read_record_new(&*eng.registry.lookup(host, task_id)?, stream)
 }
 
 /// [`read_new`] for a command already looked up.
@@ -686,12 +721,13 @@ fn not_running(task_id: &str, state: State, ended_input: bool) -> EngineError {
 /// it writes the end-of-file character (ctrl-d) after the data and the input
 /// stays open. Returns the bytes written (the ctrl-d included).
 pub async fn write_input(
+    eng: &Engine,
     host: u32,
     task_id: &str,
     data: Vec<u8>,
     end: bool,
 ) -> EngineResult<usize> {
-    let rec = registry::lookup(host, task_id)?;
+    let rec = eng.registry.lookup(host, task_id)?;
     let Some(input) = rec.input.as_ref() else {
         return Err(EngineError::BadInput(format!(
             "Background command \"{task_id}\" was started without an input, so nothing can be written to it: start it with stdin: \"pipe\" (or terminal: true) to write to it"
@@ -729,8 +765,14 @@ pub async fn write_input(
 }
 
 /// Change a terminal command's window size (the command gets SIGWINCH).
-pub fn resize_terminal(host: u32, task_id: &str, cols: u16, rows: u16) -> EngineResult<()> {
-    let rec = registry::lookup(host, task_id)?;
+pub fn resize_terminal(
+    eng: &Engine,
+    host: u32,
+    task_id: &str,
+    cols: u16,
+    rows: u16,
+) -> EngineResult<()> {
+    let rec = eng.registry.lookup(host, task_id)?;
     let Some(input) = rec.input.as_ref().filter(|i| i.terminal) else {
         return Err(EngineError::BadInput(format!(
             "Background command \"{task_id}\" does not run in a terminal, so it has no window to resize: start it with terminal: true (or {{ cols, rows }})"

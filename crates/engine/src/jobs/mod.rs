@@ -4,7 +4,8 @@
 //! - [`supervisor`]: one task per running command, owning its pipes, timers
 //!   and group, taking [`supervisor::Control`] messages.
 //! - [`bank`]: settles a finished command's streams into artifacts.
-//! - [`registry`]: every host and command of the process.
+//! - [`state`]: what one engine owns: registry, gate, host waits, spares.
+//! - [`registry`]: every host and command of an engine.
 //! - [`record`]: one command's shared state, which every module above reads.
 //! - [`ids`]: how a task id is spelled from its counter.
 //! - [`spare`]: log directories made ahead of the starts that take them.
@@ -26,6 +27,7 @@ pub mod registry;
 pub mod retention;
 pub mod running_input;
 pub mod spare;
+pub mod state;
 pub mod supervisor;
 pub mod waits;
 

@@ -852,7 +852,7 @@ mod status_race {
         let rec = queued_record(dir.path());
         let st = status_while(&rec, |r| {
             r.live.locked().state = State::Running;
-            capture::publish(r.log(Stream::Stdout), b"out\n");
+            capture::publish(r.log(Stream::Stdout), b"out\n", &Default::default());
         });
         assert!(
             !(st.state == State::Queued && st.stdout_bytes > 0.0),
@@ -873,10 +873,10 @@ mod status_race {
         let dir = tempfile::tempdir().unwrap();
         let rec = queued_record(dir.path());
         rec.live.locked().state = State::Running;
-        capture::publish(rec.log(Stream::Stderr), b"e");
+        capture::publish(rec.log(Stream::Stderr), b"e", &Default::default());
         let st = status_while(&rec, |r| {
-            capture::publish(r.log(Stream::Stdout), b"out\n");
-            capture::publish(r.log(Stream::Stderr), b"rr\n");
+            capture::publish(r.log(Stream::Stdout), b"out\n", &Default::default());
+            capture::publish(r.log(Stream::Stderr), b"rr\n", &Default::default());
             let mut live = r.live.locked();
             live.state = State::Exited;
             live.exit_code = Some(0);

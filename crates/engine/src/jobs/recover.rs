@@ -32,10 +32,10 @@ use std::time::{Duration, Instant};
 use rustix::fs::{Mode, OFlags};
 use serde_json::Value;
 
-use super::ids;
+use super::ids::Ids;
 use super::manifest;
 use super::record::{BankMode, Link, Live, Record, Refs, Settled, State};
-use super::registry;
+use super::state::State as Engine;
 use crate::errors::{EngineError, EngineResult};
 use crate::text::capture::{self, Stream, StreamLog};
 use crate::text::logfile::{self, LogBase};
@@ -68,8 +68,10 @@ const MANIFEST_MAX: u64 = 64 << 20;
 
 /// Recover the settled commands of ended processes of this user in the
 /// current log base for `host`; returns how many were recovered.
-pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
-    let base = super::retention::base_or_refusal(tmpdir)?;
+pub fn recover(eng: &Engine, host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
+    let reg = &eng.registry;
+    let base = eng.retention.base_or_refusal(tmpdir)?;
+    let log_bytes: &std::sync::atomic::AtomicU64 = eng.retention.log_bytes();
     let dir = rustix::fs::openat(
         &base.fd,
         ".",
@@ -85,7 +87,7 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
         .collect();
     let names: Vec<String> = names
         .into_iter()
-        .filter(|n| registry::by_id(n).is_none())
+        .filter(|n| reg.by_id(n).is_none())
         .collect();
     // The checks and reads are independent per directory: a few threads.
     let threads = std::thread::available_parallelism()
@@ -99,7 +101,7 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
                 let base = &base;
                 s.spawn(move || {
                     part.iter()
-                        .map(|n| (n.clone(), one(host, base, n, filter)))
+                        .map(|n| (n.clone(), one(&reg.ids, log_bytes, host, base, n, filter)))
                         .collect::<Vec<_>>()
                 })
             })
@@ -113,13 +115,13 @@ pub fn recover(host: u32, filter: &Filter, tmpdir: &Path) -> EngineResult<u32> {
     for (name, r) in results {
         match r {
             Ok(Some(rec)) => {
-                registry::set_refusal(&name, None);
-                registry::insert(rec);
+                reg.set_refusal(&name, None);
+                reg.insert(rec);
                 count += 1;
             }
             Ok(_) => {}
             Err(why) => {
-                registry::set_refusal(&name, Some(why));
+                reg.set_refusal(&name, Some(why));
             }
         }
     }
@@ -218,6 +220,8 @@ fn read_own_file(dir: &OwnedFd, name: &str, what: &str, max: u64) -> Result<Vec<
 /// recovery (a live writer's, no manifest, filtered out), `Err(why)` when
 /// it fails a check.
 fn one(
+    ids: &Arc<Ids>,
+    log_bytes: &std::sync::atomic::AtomicU64,
     host: u32,
     base: &Arc<LogBase>,
     name: &str,
@@ -342,7 +346,7 @@ fn one(
             .read_to_end(&mut bytes)
             .map_err(|e| refuse(&e.to_string()))?;
         if !bytes.is_empty() {
-            capture::publish(&streams[i], &bytes);
+            capture::publish(&streams[i], &bytes, log_bytes);
         }
         streams[i].finish();
     }
@@ -408,7 +412,7 @@ fn one(
     } else {
         crate::process::Containment::Group
     };
-    let Some(seq) = ids::claim_recovered(name) else {
+    let Some(seq) = ids.claim_recovered(name) else {
         return Ok(None);
     };
     let rec = Record {
@@ -466,16 +470,17 @@ mod tests {
     fn only_well_formed_manifests_of_ended_writers_are_taken() {
         let (d, b) = base();
         let f = Filter::default();
+        let ids = Arc::new(Ids::new());
         // Not a manifest, and a manifest naming another task id: refused.
         task_dir(d.path(), "c1aaaaaaaaaaaa", "not json\n");
-        let e = one(1, &b, "c1aaaaaaaaaaaa", &f).unwrap_err();
+        let e = one(&ids, &Default::default(), 1, &b, "c1aaaaaaaaaaaa", &f).unwrap_err();
         assert!(e.contains("its first line is not a manifest"), "{e}");
         task_dir(
             d.path(),
             "c2aaaaaaaaaaaa",
             "{\"v\":1,\"taskId\":\"c3aaaaaaaaaaaa\",\"argv\":[\"x\"]}\n",
         );
-        let e = one(1, &b, "c2aaaaaaaaaaaa", &f).unwrap_err();
+        let e = one(&ids, &Default::default(), 1, &b, "c2aaaaaaaaaaaa", &f).unwrap_err();
         assert!(e.contains("names another task id"), "{e}");
         // Identities that are not the logs': refused as pointing elsewhere.
         task_dir(
@@ -483,17 +488,21 @@ mod tests {
             "c4aaaaaaaaaaaa",
             "{\"v\":1,\"taskId\":\"c4aaaaaaaaaaaa\",\"argv\":[\"x\"],\"idents\":[\"1\",\"2\"]}\n",
         );
-        let e = one(1, &b, "c4aaaaaaaaaaaa", &f).unwrap_err();
+        let e = one(&ids, &Default::default(), 1, &b, "c4aaaaaaaaaaaa", &f).unwrap_err();
         assert!(e.contains("points at another file"), "{e}");
         // This process's own directory, and one without a manifest: skipped.
         let own = d.path().join("c5aaaaaaaaaaaa");
         std::fs::create_dir(&own).unwrap();
         std::fs::write(own.join(logfile::own_marker()), b"").unwrap();
         std::fs::write(own.join(manifest::FILE), "x").unwrap();
-        assert!(one(1, &b, "c5aaaaaaaaaaaa", &f).unwrap().is_none());
+        assert!(one(&ids, &Default::default(), 1, &b, "c5aaaaaaaaaaaa", &f)
+            .unwrap()
+            .is_none());
         let bare = d.path().join("c6aaaaaaaaaaaa");
         std::fs::create_dir(&bare).unwrap();
-        assert!(one(1, &b, "c6aaaaaaaaaaaa", &f).unwrap().is_none());
+        assert!(one(&ids, &Default::default(), 1, &b, "c6aaaaaaaaaaaa", &f)
+            .unwrap()
+            .is_none());
         assert!(looks_like_task_id("c12abcdef012345") && !looks_like_task_id("c1xyz"));
     }
 }

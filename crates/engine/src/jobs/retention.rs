@@ -17,14 +17,14 @@
 use crate::sync::{Unpoisoned, UnpoisonedRw};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::record::Record;
-use super::registry;
+use super::registry::Registry;
 use crate::errors::{os_reason, EngineError, EngineResult};
-use crate::text::capture::{Stream, LOG_BYTES};
+use crate::text::capture::{LogBytes, Stream};
 use crate::text::logfile::{self, BaseError, LogBase};
 
 /// The environment variable naming the log directory (when `configureLogs`
@@ -118,26 +118,55 @@ pub struct Pruned {
     pub freed_bytes: f64,
 }
 
-static SETTINGS: RwLock<Settings> = RwLock::new(DEFAULTS);
-/// The budget for the hot path (`u64::MAX`: none).
-static MAX_TOTAL: AtomicU64 = AtomicU64::new(u64::MAX);
-/// Whether any limit is set (budget or age).
-static LIMITED: AtomicBool = AtomicBool::new(false);
-/// A sweep is queued or running.
-static SWEEPING: AtomicBool = AtomicBool::new(false);
-/// Bumped by every configure: an age ticker of an older generation stops.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
-/// Settled commands whose logs are still on disk, oldest settled first:
-/// kept only while a limit is set (so a host that sets none pays nothing per
-/// command); rebuilt from the registry when a limit is set.
-static SETTLED: LazyLock<Mutex<Queue>> = LazyLock::new(Default::default);
+/// One engine's log settings and the queue its sweeps work from.
+#[derive(Debug)]
+pub struct Retention {
+    settings: RwLock<Settings>,
+    /// The budget for the hot path (`u64::MAX`: none).
+    max_total: AtomicU64,
+    /// Whether any limit is set (budget or age).
+    limited: AtomicBool,
+    /// A sweep is queued or running.
+    sweeping: AtomicBool,
+    /// Bumped by every configure: an age ticker of an older generation stops.
+    generation: AtomicU64,
+    /// Settled commands whose logs are still on disk, oldest settled first:
+    /// kept only while a limit is set (so a host that sets none pays nothing
+    /// per command); rebuilt from the registry when a limit is set.
+    settled: Mutex<Queue>,
+    /// Bytes in its commands' logs on disk (see [`LogBytes`]).
+    log_bytes: LogBytes,
+    /// Where its sweeps and ticker run.
+    runtime: tokio::runtime::Handle,
+}
 
 /// Settled records with the time they settled, oldest first.
 type Queue = VecDeque<(Instant, Arc<Record>)>;
 
-/// The settings in force.
-pub fn settings() -> Settings {
-    SETTINGS.read_now().clone()
+impl Retention {
+    /// The defaults; sweeps run on `runtime`.
+    pub fn new(runtime: tokio::runtime::Handle) -> Self {
+        Retention {
+            settings: RwLock::new(DEFAULTS),
+            max_total: AtomicU64::new(u64::MAX),
+            limited: AtomicBool::new(false),
+            sweeping: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            settled: Mutex::new(VecDeque::new()),
+            log_bytes: LogBytes::default(),
+            runtime,
+        }
+    }
+
+    /// The count of its commands' log bytes on disk, which their writers add to.
+    pub fn log_bytes(&self) -> &LogBytes {
+        &self.log_bytes
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> Settings {
+        self.settings.read_now().clone()
+    }
 }
 
 fn base_error(e: BaseError) -> EngineError {
@@ -151,38 +180,40 @@ fn base_error(e: BaseError) -> EngineError {
     }
 }
 
-/// Where the logs of a command started now go: the configured directory,
-/// else `NEUROLINK_COMMANDS_LOG_DIR`, else the trusted default under
-/// `tmpdir`. `stale`: the held directory was found removed; resolve afresh.
-pub fn base_for(tmpdir: &Path, stale: bool) -> Result<Arc<LogBase>, BaseError> {
-    let configured = SETTINGS.read_now().dir.clone();
-    let named = configured.or_else(|| {
-        std::env::var_os(LOG_DIR_ENV)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
-    match named {
-        Some(dir) => {
-            if !dir.is_absolute() {
-                return Err(BaseError::Untrusted(format!(
-                    "The log directory {:?} (from {}) must be an absolute path",
-                    dir.display().to_string(),
-                    if SETTINGS.read_now().dir.is_some() {
-                        "configureLogs"
-                    } else {
-                        LOG_DIR_ENV
-                    }
-                )));
+impl Retention {
+    /// Where the logs of a command started now go: the configured directory,
+    /// else `NEUROLINK_COMMANDS_LOG_DIR`, else the trusted default under
+    /// `tmpdir`. `stale`: the held directory was found removed; resolve afresh.
+    pub fn base_for(&self, tmpdir: &Path, stale: bool) -> Result<Arc<LogBase>, BaseError> {
+        let configured = self.settings.read_now().dir.clone();
+        let named = configured.or_else(|| {
+            std::env::var_os(LOG_DIR_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
+        match named {
+            Some(dir) => {
+                if !dir.is_absolute() {
+                    return Err(BaseError::Untrusted(format!(
+                        "The log directory {:?} (from {}) must be an absolute path",
+                        dir.display().to_string(),
+                        if self.settings.read_now().dir.is_some() {
+                            "configureLogs"
+                        } else {
+                            LOG_DIR_ENV
+                        }
+                    )));
+                }
+                logfile::cached_base(true, &dir, stale, || logfile::named_base(&dir))
             }
-            logfile::cached_base(true, &dir, stale, || logfile::named_base(&dir))
+            None => logfile::cached_base(false, tmpdir, stale, || logfile::default_base(tmpdir)),
         }
-        None => logfile::cached_base(false, tmpdir, stale, || logfile::default_base(tmpdir)),
     }
-}
 
-/// [`base_for`] with the coded refusal.
-pub fn base_or_refusal(tmpdir: &Path) -> EngineResult<Arc<LogBase>> {
-    base_for(tmpdir, false).map_err(base_error)
+    /// [`base_for`] with the coded refusal.
+    pub fn base_or_refusal(&self, tmpdir: &Path) -> EngineResult<Arc<LogBase>> {
+        self.base_for(tmpdir, false).map_err(base_error)
+    }
 }
 
 fn limit(name: &str, v: f64, allow_zero: bool) -> EngineResult<f64> {
@@ -197,42 +228,48 @@ fn limit(name: &str, v: f64, allow_zero: bool) -> EngineResult<f64> {
     }
 }
 
-/// `configureLogs`: validate every field, check a named directory against
-/// the trust rule (creating it 0700 if missing), then apply them all.
-pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
-    let mut next = settings();
-    if let Some(d) = o.dir {
-        next.dir = match d {
-            None => None,
-            Some(d) if d.is_empty() => None,
-            Some(d) => {
-                let p = PathBuf::from(&d);
-                if !p.is_absolute() {
-                    return Err(EngineError::BadInput(format!(
-                        "dir must be an absolute path (got {:?})",
-                        crate::errors::clip(&d)
-                    )));
+impl Retention {
+    /// `configureLogs`: validate every field, check a named directory against
+    /// the trust rule (creating it 0700 if missing), then apply them all.
+    pub fn configure(
+        self: &Arc<Self>,
+        o: LogOptions,
+        tmpdir: &Path,
+        reg: &Registry,
+    ) -> EngineResult<LogSettings> {
+        let mut next = self.settings();
+        if let Some(d) = o.dir {
+            next.dir = match d {
+                None => None,
+                Some(d) if d.is_empty() => None,
+                Some(d) => {
+                    let p = PathBuf::from(&d);
+                    if !p.is_absolute() {
+                        return Err(EngineError::BadInput(format!(
+                            "dir must be an absolute path (got {:?})",
+                            crate::errors::clip(&d)
+                        )));
+                    }
+                    logfile::cached_base(true, &p, false, || logfile::named_base(&p))
+                        .map_err(base_error)?;
+                    Some(p)
                 }
-                logfile::cached_base(true, &p, false, || logfile::named_base(&p))
-                    .map_err(base_error)?;
-                Some(p)
-            }
-        };
-    }
-    if let Some(b) = o.max_total_bytes {
-        next.max_total_bytes = b
-            .map(|v| limit("maxTotalBytes", v, true))
-            .transpose()?
-            .map(|v| v as u64);
-    }
-    if let Some(a) = o.max_age_ms {
-        next.max_age_ms = a.map(|v| limit("maxAgeMs", v, false)).transpose()?;
-    }
-    if let Some(r) = o.remove_on_exit {
-        next.remove_on_exit = r;
-    }
-    if let Some(e) = o.ended_retention_ms {
-        next.ended_retention_ms = match e {
+            };
+        }
+        if let Some(b) = o.max_total_bytes {
+            next.max_total_bytes = b
+                .map(|v| limit("maxTotalBytes", v, true))
+                .transpose()?
+                .map(|v| v as u64);
+        }
+        if let Some(a) = o.max_age_ms {
+            next.max_age_ms = a.map(|v| limit("maxAgeMs", v, false)).transpose()?;
+        }
+        if let Some(r) = o.remove_on_exit {
+            next.remove_on_exit = r;
+        }
+        if let Some(e) = o.ended_retention_ms {
+            next.ended_retention_ms = match e {
             None => DEFAULT_ENDED_RETENTION_MS,
             Some(v) if v.is_finite() && v >= 0.0 => v.floor(),
             Some(v) => {
@@ -242,36 +279,38 @@ pub fn configure(o: LogOptions, tmpdir: &Path) -> EngineResult<LogSettings> {
                 )))
             }
         };
-    }
-    // The directory in force must be usable before anything is applied.
-    let dir = {
-        let saved = std::mem::replace(&mut *SETTINGS.write_now(), next.clone());
-        match base_for(tmpdir, false) {
-            Ok(b) => b.path.display().to_string(),
-            Err(e) => {
-                *SETTINGS.write_now() = saved;
-                return Err(base_error(e));
+        }
+        // The directory in force must be usable before anything is applied.
+        let dir = {
+            let saved = std::mem::replace(&mut *self.settings.write_now(), next.clone());
+            match self.base_for(tmpdir, false) {
+                Ok(b) => b.path.display().to_string(),
+                Err(e) => {
+                    *self.settings.write_now() = saved;
+                    return Err(base_error(e));
+                }
             }
+        };
+        self.max_total
+            .store(next.max_total_bytes.unwrap_or(u64::MAX), Ordering::Release);
+        let limited = next.max_total_bytes.is_some() || next.max_age_ms.is_some();
+        {
+            // The queue under the same lock settles push under, so none is missed.
+            let mut q = self.settled.locked();
+            if limited && !self.limited.load(Ordering::Acquire) {
+                *q = settled_from_registry(reg);
+            } else if !limited {
+                q.clear();
+            }
+            self.limited.store(limited, Ordering::Release);
         }
-    };
-    MAX_TOTAL.store(next.max_total_bytes.unwrap_or(u64::MAX), Ordering::Release);
-    let limited = next.max_total_bytes.is_some() || next.max_age_ms.is_some();
-    {
-        // The queue under the same lock settles push under, so none is missed.
-        let mut q = SETTLED.locked();
-        if limited && !LIMITED.load(Ordering::Acquire) {
-            *q = settled_from_registry();
-        } else if !limited {
-            q.clear();
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        if let Some(age) = next.max_age_ms {
+            self.start_age_ticker(generation, age);
         }
-        LIMITED.store(limited, Ordering::Release);
+        self.kick();
+        Ok(report(dir, &next))
     }
-    let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
-    if let Some(age) = next.max_age_ms {
-        start_age_ticker(generation, age);
-    }
-    kick();
-    Ok(report(dir, &next))
 }
 
 fn report(dir: String, s: &Settings) -> LogSettings {
@@ -284,35 +323,36 @@ fn report(dir: String, s: &Settings) -> LogSettings {
     }
 }
 
-/// `getLogSettings`: the settings in force, changing nothing (the directory
-/// is the one a command started now would use).
-pub fn current(tmpdir: &Path) -> EngineResult<LogSettings> {
-    let s = settings();
-    let dir = base_or_refusal(tmpdir)?.path.display().to_string();
-    Ok(report(dir, &s))
+impl Retention {
+    /// `getLogSettings`: the settings in force, changing nothing (the directory
+    /// is the one a command started now would use).
+    pub fn current(&self, tmpdir: &Path) -> EngineResult<LogSettings> {
+        let s = self.settings();
+        let dir = self.base_or_refusal(tmpdir)?.path.display().to_string();
+        Ok(report(dir, &s))
+    }
 }
 
-/// The background sweep of ended processes' directories was claimed (by
-/// the process's first start).
-static ENDED_SWEEP_CLAIMED: AtomicBool = AtomicBool::new(false);
-/// Background sweeps of ended processes' directories finished (0 or 1).
-static ENDED_SWEEPS_DONE: AtomicU32 = AtomicU32::new(0);
+use crate::process_wide::{ENDED_SWEEPS_DONE, ENDED_SWEEP_CLAIMED};
 
-/// A command's process exists: on the first one of this process, sweep
-/// `base` for task directories ended processes left that are older than
-/// `endedRetentionMs`, on a blocking thread (one atomic swap on the
-/// supervisor's path, nothing on the start's).
-pub fn after_start(base: &Arc<LogBase>) {
-    if ENDED_SWEEP_CLAIMED.load(Ordering::Relaxed)
-        || ENDED_SWEEP_CLAIMED.swap(true, Ordering::AcqRel)
-    {
-        return;
+impl Retention {
+    /// A command's process exists: on the first one of this process, sweep
+    /// `base` for task directories ended processes left that are older than
+    /// `endedRetentionMs`, on a blocking thread (one atomic swap on the
+    /// supervisor's path, nothing on the start's).
+    pub fn after_start(&self, base: &Arc<LogBase>) {
+        if ENDED_SWEEP_CLAIMED.load(Ordering::Relaxed)
+            || ENDED_SWEEP_CLAIMED.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let base = base.clone();
+        let retention_ms = self.settings().ended_retention_ms;
+        self.runtime.spawn_blocking(move || {
+            sweep_ended(&base, retention_ms);
+            ENDED_SWEEPS_DONE.fetch_add(1, Ordering::Release);
+        });
     }
-    let base = base.clone();
-    crate::runtime::handle().spawn_blocking(move || {
-        sweep_ended(&base, settings().ended_retention_ms);
-        ENDED_SWEEPS_DONE.fetch_add(1, Ordering::Release);
-    });
 }
 
 /// How many background sweeps of ended processes' directories have
@@ -339,40 +379,50 @@ pub fn sweep_ended(base: &LogBase, retention_ms: f64) -> Pruned {
     out
 }
 
-/// An age limit is kept by a ticker that sweeps a few times per limit.
-fn start_age_ticker(generation: u64, age_ms: f64) {
-    let tick = Duration::from_millis((age_ms / 4.0).clamp(10.0, 30_000.0) as u64);
-    crate::runtime::handle().spawn(async move {
-        loop {
-            tokio::time::sleep(tick).await;
-            if GENERATION.load(Ordering::Acquire) != generation {
-                return;
+impl Retention {
+    /// An age limit is kept by a ticker that sweeps a few times per limit.
+    fn start_age_ticker(self: &Arc<Self>, generation: u64, age_ms: f64) {
+        let tick = Duration::from_millis((age_ms / 4.0).clamp(10.0, 30_000.0) as u64);
+        // Weak: the ticker ends with its engine.
+        let me = Arc::downgrade(self);
+        self.runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(tick).await;
+                let Some(me) = me.upgrade() else {
+                    return;
+                };
+                if me.generation.load(Ordering::Acquire) != generation {
+                    return;
+                }
+                me.kick();
             }
-            kick();
-        }
-    });
-}
-
-/// Whether the logs on disk exceed the budget (the writer's check: two
-/// relaxed loads).
-#[inline]
-pub fn over_budget() -> bool {
-    LOG_BYTES.load(Ordering::Relaxed) > MAX_TOTAL.load(Ordering::Relaxed)
-}
-
-/// A command settled: with a limit set, it joins the queue of removable logs.
-pub fn on_settled(rec: &Arc<Record>) {
-    if !LIMITED.load(Ordering::Acquire) {
-        return;
+        });
     }
-    SETTLED.locked().push_back((Instant::now(), rec.clone()));
-    kick();
+
+    /// Whether the logs on disk exceed the budget (the writer's check: two
+    /// relaxed loads).
+    #[inline]
+    pub fn over_budget(&self) -> bool {
+        self.log_bytes.load(Ordering::Relaxed) > self.max_total.load(Ordering::Relaxed)
+    }
+
+    /// A command settled: with a limit set, it joins the queue of removable logs.
+    pub fn on_settled(self: &Arc<Self>, rec: &Arc<Record>) {
+        if !self.limited.load(Ordering::Acquire) {
+            return;
+        }
+        self.settled
+            .locked()
+            .push_back((Instant::now(), rec.clone()));
+        self.kick();
+    }
 }
 
 /// The settled commands whose logs are on disk, oldest settled first, as
 /// the registry knows them (their settle time is when their process ended).
-fn settled_from_registry() -> Queue {
-    let mut v: Vec<(Instant, Arc<Record>)> = registry::all_records()
+fn settled_from_registry(reg: &Registry) -> Queue {
+    let mut v: Vec<(Instant, Arc<Record>)> = reg
+        .all_records()
         .into_iter()
         .filter_map(|r| {
             let live = r.live.locked();
@@ -387,55 +437,64 @@ fn settled_from_registry() -> Queue {
     v.into()
 }
 
-/// Run a sweep under the settings in force, off the caller's thread, unless
-/// one is queued or running already.
-pub fn kick() {
-    if !LIMITED.load(Ordering::Acquire) || SWEEPING.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    crate::runtime::handle().spawn_blocking(|| loop {
-        let s = settings();
-        sweep(
-            s.max_age_ms.map(crate::policy::duration_ms),
-            s.max_total_bytes,
-            &s,
-        );
-        SWEEPING.store(false, Ordering::Release);
-        // A write or settle between the sweep's end and the flag's reset
-        // found the flag set and left the work to this sweep: look again.
-        let again = over_budget() && !SETTLED.locked().is_empty();
-        if !again || SWEEPING.swap(true, Ordering::AcqRel) {
+impl Retention {
+    /// Run a sweep under the settings in force, off the caller's thread, unless
+    /// one is queued or running already.
+    pub fn kick(self: &Arc<Self>) {
+        if !self.limited.load(Ordering::Acquire) || self.sweeping.swap(true, Ordering::AcqRel) {
             return;
         }
-    });
-}
-
-/// Remove settled logs, oldest first, while the oldest is older than
-/// `older_than` or the logs on disk exceed `keep`.
-fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Pruned {
-    let mut out = Pruned::default();
-    if older_than.is_none() && keep.is_none() {
-        return out;
+        let me = self.clone();
+        self.runtime.spawn_blocking(move || loop {
+            let s = me.settings();
+            me.sweep(
+                s.max_age_ms.map(crate::policy::duration_ms),
+                s.max_total_bytes,
+                &s,
+                None,
+            );
+            me.sweeping.store(false, Ordering::Release);
+            // A write or settle between the sweep's end and the flag's reset
+            // found the flag set and left the work to this sweep: look again.
+            let again = me.over_budget() && !me.settled.locked().is_empty();
+            if !again || me.sweeping.swap(true, Ordering::AcqRel) {
+                return;
+            }
+        });
     }
-    let mut guard = SETTLED.locked();
-    let mut doomed = Vec::new();
-    // Without a limit in force nothing is queued: an explicit prune works on
-    // the registry's settled commands.
-    let mut own;
-    let q: &mut VecDeque<_> = if LIMITED.load(Ordering::Acquire) {
-        &mut guard
-    } else {
-        own = settled_from_registry();
-        &mut own
-    };
-    while let Some((at, rec)) = q.front() {
-        if rec.logs_removed() {
-            q.pop_front();
-            continue;
+
+    /// Remove settled logs, oldest first, while the oldest is older than
+    /// `older_than` or the logs on disk exceed `keep`.
+    fn sweep(
+        &self,
+        older_than: Option<Duration>,
+        keep: Option<u64>,
+        s: &Settings,
+        reg: Option<&Registry>,
+    ) -> Pruned {
+        let mut out = Pruned::default();
+        if older_than.is_none() && keep.is_none() {
+            return out;
         }
-        let aged = older_than.filter(|a| at.elapsed() >= *a);
-        let over = keep.filter(|k| LOG_BYTES.load(Ordering::Acquire) > *k);
-        let why = match (aged, over) {
+        let mut guard = self.settled.locked();
+        let mut doomed = Vec::new();
+        // Without a limit in force nothing is queued: an explicit prune works on
+        // the registry's settled commands (a background sweep has none to hand).
+        let mut own;
+        let q: &mut VecDeque<_> = if self.limited.load(Ordering::Acquire) {
+            &mut guard
+        } else {
+            own = reg.map(settled_from_registry).unwrap_or_default();
+            &mut own
+        };
+        while let Some((at, rec)) = q.front() {
+            if rec.logs_removed() {
+                q.pop_front();
+                continue;
+            }
+            let aged = older_than.filter(|a| at.elapsed() >= *a);
+            let over = keep.filter(|k| self.log_bytes.load(Ordering::Acquire) > *k);
+            let why = match (aged, over) {
             (Some(a), _) => format!(
                 "older than the log age limit ({} ms{})",
                 a.as_millis(),
@@ -447,33 +506,34 @@ fn sweep(older_than: Option<Duration>, keep: Option<u64>, s: &Settings) -> Prune
             ),
             (None, None) => break,
         };
-        let rec = rec.clone();
-        q.pop_front();
-        if let Some(freed) = mark(&rec, &why, false) {
-            out.removed += 1;
-            out.freed_bytes += freed as f64;
-            doomed.push(rec);
+            let rec = rec.clone();
+            q.pop_front();
+            if let Some(freed) = mark(&self.log_bytes, &rec, &why, false) {
+                out.removed += 1;
+                out.freed_bytes += freed as f64;
+                doomed.push(rec);
+            }
         }
+        // Files go after the queue's lock is released: a settle (which queues
+        // under it) never waits for unlinks. Each record is already marked
+        // removed, so no read opens its files any more.
+        drop(guard);
+        for rec in doomed {
+            unlink(&rec);
+        }
+        out
     }
-    // Files go after the queue's lock is released: a settle (which queues
-    // under it) never waits for unlinks. Each record is already marked
-    // removed, so no read opens its files any more.
-    drop(guard);
-    for rec in doomed {
-        unlink(&rec);
-    }
-    out
 }
 
 /// Mark one command's logs removed and take their bytes off the total; the
 /// bytes, or `None` if they were not (already removed, or not settled and
 /// not `force`).
-fn mark(rec: &Record, why: &str, force: bool) -> Option<u64> {
+fn mark(total: &AtomicU64, rec: &Record, why: &str, force: bool) -> Option<u64> {
     if !rec.mark_removed(why, force) {
         return None;
     }
     let bytes: u64 = Stream::BOTH.iter().map(|s| rec.log(*s).bytes()).sum();
-    let _ = LOG_BYTES.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+    let _ = total.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
         Some(t.saturating_sub(bytes))
     });
     Some(bytes)
@@ -486,60 +546,70 @@ fn unlink(rec: &Record) {
 }
 
 /// Mark and unlink at once.
-fn remove(rec: &Record, why: &str, force: bool) -> Option<u64> {
-    let freed = mark(rec, why, force)?;
+fn remove(total: &AtomicU64, rec: &Record, why: &str, force: bool) -> Option<u64> {
+    let freed = mark(total, rec, why, force)?;
     unlink(rec);
     Some(freed)
 }
 
-/// `pruneBackgroundCommandLogs`: the settled logs the options (else the
-/// settings) say go, and every task directory an ended process of this user
-/// left under the directories in use (blocking: run it off the JS thread).
-pub fn prune(o: PruneOptions, tmpdir: &Path) -> EngineResult<Pruned> {
-    let s = settings();
-    let older = match o.older_than_ms {
-        Some(v) => Some(limit("olderThanMs", v, true)?),
-        None => s.max_age_ms,
-    };
-    let keep = match o.keep_bytes {
-        Some(v) => Some(limit("keepBytes", v, true)? as u64),
-        None => s.max_total_bytes,
-    };
-    let mut out = sweep(older.map(crate::policy::duration_ms), keep, &s);
-    let mut bases = logfile::known_bases();
-    if let Ok(b) = base_for(tmpdir, false) {
-        bases.push(b);
-    }
-    let mut seen = Vec::new();
-    for b in bases {
-        // The same directory may be held under two keys.
-        let Ok(st) = rustix::fs::fstat(&b.fd) else {
-            continue;
+impl Retention {
+    /// `pruneBackgroundCommandLogs`: the settled logs the options (else the
+    /// settings) say go, and every task directory an ended process of this user
+    /// left under the directories in use (blocking: run it off the JS thread).
+    pub fn prune(&self, o: PruneOptions, tmpdir: &Path, reg: &Registry) -> EngineResult<Pruned> {
+        let s = self.settings();
+        let older = match o.older_than_ms {
+            Some(v) => Some(limit("olderThanMs", v, true)?),
+            None => s.max_age_ms,
         };
-        if seen.contains(&(st.st_dev, st.st_ino)) {
-            continue;
+        let keep = match o.keep_bytes {
+            Some(v) => Some(limit("keepBytes", v, true)? as u64),
+            None => s.max_total_bytes,
+        };
+        let mut out = self.sweep(older.map(crate::policy::duration_ms), keep, &s, Some(reg));
+        let mut bases = logfile::known_bases();
+        if let Ok(b) = self.base_for(tmpdir, false) {
+            bases.push(b);
         }
-        seen.push((st.st_dev, st.st_ino));
-        for f in logfile::abandoned(&b, UNMARKED_AFTER, None) {
-            if logfile::remove_foreign(&b, &f.name) {
-                out.removed += 1;
-                out.freed_bytes += f.bytes as f64;
+        let mut seen = Vec::new();
+        for b in bases {
+            // The same directory may be held under two keys.
+            let Ok(st) = rustix::fs::fstat(&b.fd) else {
+                continue;
+            };
+            if seen.contains(&(st.st_dev, st.st_ino)) {
+                continue;
+            }
+            seen.push((st.st_dev, st.st_ino));
+            for f in logfile::abandoned(&b, UNMARKED_AFTER, None) {
+                if logfile::remove_foreign(&b, &f.name) {
+                    out.removed += 1;
+                    out.freed_bytes += f.bytes as f64;
+                }
             }
         }
+        Ok(out)
     }
-    Ok(out)
-}
 
-/// The host process is exiting: remove the spare log directories no start
-/// took, and with `removeOnExit` every task directory this process made
-/// (its commands are being stopped).
-pub fn exit_cleanup() {
-    super::spare::close();
-    if !SETTINGS.read().map(|s| s.remove_on_exit).unwrap_or(false) {
-        return;
-    }
-    for rec in registry::all_records() {
-        remove(&rec, "the host process exited with removeOnExit set", true);
+    /// The host process is exiting: with `removeOnExit`, remove every task
+    /// directory of `reg`'s commands (they are being stopped).
+    pub fn exit_cleanup(&self, reg: &Registry) {
+        if !self
+            .settings
+            .read()
+            .map(|s| s.remove_on_exit)
+            .unwrap_or(false)
+        {
+            return;
+        }
+        for rec in reg.all_records() {
+            remove(
+                &self.log_bytes,
+                &rec,
+                "the host process exited with removeOnExit set",
+                true,
+            );
+        }
     }
 }
 

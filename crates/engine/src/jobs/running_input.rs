@@ -29,6 +29,8 @@ fn bench_off() -> bool {
 /// cannot tell) never arm it.
 pub(super) struct InputWatch<'a> {
     rec: &'a Record,
+    /// Where its waiting event goes.
+    registry: &'a super::registry::Registry,
     /// What the command reads, as the kernel names it (`None`: no watch).
     target: Option<crate::process::input_wait::Target>,
     wait: Duration,
@@ -40,7 +42,13 @@ impl<'a> InputWatch<'a> {
     /// Looks between two checks of a command that stays quiet, at least.
     const MIN_PERIOD: Duration = Duration::from_millis(100);
 
-    pub(super) fn new(rec: &'a Record, wait_ms: f64, writer: &Writer<'_>, far: Instant) -> Self {
+    pub(super) fn new(
+        rec: &'a Record,
+        registry: &'a super::registry::Registry,
+        wait_ms: f64,
+        writer: &Writer<'_>,
+        far: Instant,
+    ) -> Self {
         use crate::process::input_wait;
         let terminal = rec.input.as_ref().is_some_and(|i| i.terminal);
         let target = match &writer.tx {
@@ -51,6 +59,7 @@ impl<'a> InputWatch<'a> {
         };
         InputWatch {
             rec,
+            registry,
             target,
             wait: crate::policy::duration_ms(wait_ms),
             far,
@@ -97,8 +106,8 @@ impl<'a> InputWatch<'a> {
             return;
         };
         if input.set_waiting(crate::process::input_wait::waiting(pid, t, tx.as_fd())) {
-            crate::runtime::emit(
-                super::registry::listener_of(self.rec.host),
+            self.registry.emit(
+                self.registry.listener_of(self.rec.host),
                 crate::runtime::Event::WaitingForInput(self.rec.task_id()),
             );
         }

@@ -19,13 +19,10 @@ use tokio::time::{sleep_until, Instant};
 use super::bank;
 use super::catch_panic::CatchPanic;
 pub use super::control::Control;
-use super::gate::guarded;
-pub use super::gate::{close_spawning, spawning_closed};
-use super::host_waits::fill_host_waits;
-pub use super::host_waits::{await_on_host_thread, take_host_wait_status};
-pub use super::private_tmp::{remove_unsettled_private_tmps, PrivateTmp};
+pub use super::private_tmp::PrivateTmp;
 use super::record::{KillReason, Record, State};
 use super::running_input::{InputWatch, Writer};
+use super::state::State as Engine;
 use crate::errors::{js_number, os_reason};
 use crate::policy::cwd::HeldDir;
 use crate::process::signals;
@@ -39,6 +36,7 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
 
 /// Spawn under the gate; the group is recorded and tracked before it opens.
 fn start_process(
+    eng: &Engine,
     rec: &Record,
     dir: &HeldDir,
     env: Option<&[(String, String)]>,
@@ -62,7 +60,7 @@ fn start_process(
             extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
         }
     });
-    guarded(rec, &mut || {
+    eng.gate.guarded(rec, &mut || {
         // The spawn-time transform (a terminal) sits here, after every check
         // and before the process exists.
         transform::spawn(transform::Request {
@@ -81,6 +79,7 @@ fn start_process(
 type PendingSpawn = tokio::sync::oneshot::Receiver<std::io::Result<spawn::Spawned>>;
 
 fn hand_to_confining_thread(
+    eng: &Arc<Engine>,
     rec: &Arc<Record>,
     plan: crate::process::confine::Plan,
     l: &mut Launch,
@@ -134,8 +133,9 @@ fn hand_to_confining_thread(
         refused,
     };
     let grec = rec.clone();
+    let geng = eng.clone();
     let guard: confine::Guard = Box::new(move |spawn| {
-        let spawned = guarded(&grec, spawn);
+        let spawned = geng.gate.guarded(&grec, spawn);
         if let (Ok(child), Some(counter)) = (&spawned, counted) {
             // The listener counts into the record while it exists.
             confine::count_refusals(child.pid, counter);
@@ -205,16 +205,14 @@ enum Stop {
     Limit(crate::process::limits::Kind, crate::process::limits::Limits),
 }
 
-/// Commands handed to a supervisor whose spawn has not returned yet.
-static LAUNCHING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 /// Start the supervisor of `rec` on the engine's runtime.
-pub fn launch(rec: Arc<Record>, mut l: Launch) {
-    LAUNCHING.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+pub fn launch(eng: &Arc<Engine>, rec: Arc<Record>, mut l: Launch) {
+    eng.launching
+        .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     let pending = l
         .confine
         .take()
-        .map(|plan| hand_to_confining_thread(&rec, plan, &mut l));
+        .map(|plan| hand_to_confining_thread(eng, &rec, plan, &mut l));
     // The supervisor's task is large and lives as long as the command. It is
     // created from an engine thread, so its memory comes from that thread's
     // allocator arena rather than the caller's (the JS thread's), where it
@@ -222,8 +220,11 @@ pub fn launch(rec: Arc<Record>, mut l: Launch) {
     // leave holes behind once the command settles. Spawned from a worker, it
     // goes to that worker's next-task slot: the same thread runs it at once,
     // and no other thread is woken for it.
-    crate::runtime::handle().spawn(async move {
-        crate::runtime::handle().spawn(supervise_guarded(rec, l, pending));
+    let eng = eng.clone();
+    let runtime = eng.runtime.clone();
+    runtime.spawn(async move {
+        let runtime = eng.runtime.clone();
+        runtime.spawn(supervise_guarded(eng, rec, l, pending));
     });
 }
 
@@ -234,8 +235,13 @@ pub(crate) const INJECT_PANIC: &str = "--nlc-test-inject-supervisor-panic";
 
 /// [`supervise`], and if it panicked, what settles the command anyway:
 /// nothing may wait on it forever.
-async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
-    if let Err(e) = CatchPanic(Box::pin(supervise(rec.clone(), l, pending))).await {
+async fn supervise_guarded(
+    eng: Arc<Engine>,
+    rec: Arc<Record>,
+    l: Launch,
+    pending: Option<PendingSpawn>,
+) {
+    if let Err(e) = CatchPanic(Box::pin(supervise(&eng, rec.clone(), l, pending))).await {
         if rec.is_settled() {
             return;
         }
@@ -250,11 +256,11 @@ async fn supervise_guarded(rec: Arc<Record>, l: Launch, pending: Option<PendingS
             rec.log(s).finish();
         }
         let why = format!("the command's supervisor failed ({e}); its process group was stopped and the output so far is kept");
-        finish(&rec, State::Killed, None, None, Some(why), true).await;
+        finish(&eng, &rec, State::Killed, None, None, Some(why), true).await;
     }
 }
 
-async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
+async fn supervise(eng: &Arc<Engine>, rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     #[cfg(test)]
     if rec.argv.last().is_some_and(|a| a == INJECT_PANIC) {
         let _held = rec.live.locked();
@@ -282,9 +288,12 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
                 "the confining thread ended before it started the command",
             ))
         }),
-        None => start_process(&rec, &dir, env.as_deref(), input),
+        None => start_process(eng, &rec, &dir, env.as_deref(), input),
     };
-    let others_launching = LAUNCHING.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) > 1;
+    let others_launching = eng
+        .launching
+        .fetch_sub(1, std::sync::atomic::Ordering::AcqRel)
+        > 1;
     drop(dir);
     let mut child = match spawned {
         Ok(c) => c,
@@ -305,7 +314,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
             if let Some(i) = &rec.input {
                 i.close();
             }
-            finish(&rec, State::Exited, None, None, Some(error), false).await;
+            finish(eng, &rec, State::Exited, None, None, Some(error), false).await;
             return;
         }
     };
@@ -315,11 +324,11 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
     // their way (a burst), whose own directory creation a maker would only
     // compete with.
     if !others_launching {
-        super::spare::refill(&rec.logs_root);
+        eng.spares.refill(&rec.logs_root);
     }
     // The first start's process exists: what ended processes left is swept
     // in the background (once; an atomic load from then on).
-    super::retention::after_start(&rec.logs_root);
+    eng.retention.after_start(&rec.logs_root);
     if let (Some(i), Some(master)) = (&rec.input, child.terminal.take()) {
         i.set_master(master);
     }
@@ -329,7 +338,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
             live.state = State::Running;
         }
     }
-    let mut outcome = run(&rec, limits, child, files, &mut control).await;
+    let mut outcome = run(eng, &rec, limits, child, files, &mut control).await;
     // Writes still queued are answered (closed) as the writer goes with `run`.
     if let Some(i) = &rec.input {
         i.close();
@@ -371,7 +380,7 @@ async fn supervise(rec: Arc<Record>, l: Launch, pending: Option<PendingSpawn>) {
         });
     }
     drop(private_tmp);
-    finish(&rec, state, code, signal, error, killed).await;
+    finish(eng, &rec, state, code, signal, error, killed).await;
 }
 
 /// Whether the command's tree went over a resource limit, and (with
@@ -410,6 +419,7 @@ struct Outcome {
 }
 
 async fn run(
+    eng: &Arc<Engine>,
     rec: &Arc<Record>,
     limits: Limits,
     child: spawn::Spawned,
@@ -425,8 +435,16 @@ async fn run(
     } = child;
     let [out_file, err_file] = files;
     let mut sinks = [
-        Sink::new(out_file, limits.max_output_bytes),
-        Sink::new(err_file, limits.max_output_bytes),
+        Sink::new(
+            out_file,
+            limits.max_output_bytes,
+            eng.retention.log_bytes().clone(),
+        ),
+        Sink::new(
+            err_file,
+            limits.max_output_bytes,
+            eng.retention.log_bytes().clone(),
+        ),
     ];
     let mut out = if rec.input.as_ref().is_some_and(|i| i.terminal) {
         pipe::Receiver::from_owned_fd_unchecked(stdout).ok()
@@ -453,7 +471,7 @@ async fn run(
     let escalate_timer = sleep_until(far);
     let drain_timer = sleep_until(far);
     tokio::pin!(budget_timer, escalate_timer, drain_timer, idle_timer);
-    let input_watch = InputWatch::new(rec, limits.input_wait_ms, &writer, far);
+    let input_watch = InputWatch::new(rec, &eng.registry, limits.input_wait_ms, &writer, far);
     let input_timer = sleep_until(input_watch.first(start));
     tokio::pin!(input_timer);
     // Resource limits are looked at on a timer (SPEC §15).
@@ -524,7 +542,7 @@ async fn run(
                     input_watch.active(input_timer.as_mut());
                 }
                 match r {
-                    Some(n) => if let Some(why) = take(rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
+                    Some(n) => if let Some(why) = take(&eng.retention, rec, &mut sinks[0], Stream::Stdout, &out_buf[..n]) {
                         begin_stop!(why, libc::SIGTERM);
                     },
                     None => out = None,
@@ -538,7 +556,7 @@ async fn run(
                     input_watch.active(input_timer.as_mut());
                 }
                 match r {
-                    Some(n) => if let Some(why) = take(rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
+                    Some(n) => if let Some(why) = take(&eng.retention, rec, &mut sinks[1], Stream::Stderr, &err_buf[..n]) {
                         begin_stop!(why, libc::SIGTERM);
                     },
                     None => err = None,
@@ -590,11 +608,17 @@ async fn read_some(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> Option<us
 }
 
 /// Copy a chunk into its log; say why to stop the command, if it must stop.
-fn take(rec: &Record, sink: &mut Sink, s: Stream, chunk: &[u8]) -> Option<Stop> {
+fn take(
+    retention: &Arc<super::retention::Retention>,
+    rec: &Record,
+    sink: &mut Sink,
+    s: Stream,
+    chunk: &[u8],
+) -> Option<Stop> {
     let wrote = sink.write(rec.log(s), chunk);
     // The log budget is kept as bytes land, not only at settle.
-    if super::retention::over_budget() {
-        super::retention::kick();
+    if retention.over_budget() {
+        retention.kick();
     }
     match wrote {
         Ok(Wrote::All) | Ok(Wrote::Discarded) => None,
@@ -726,6 +750,7 @@ fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
 }
 
 async fn finish(
+    eng: &Engine,
     rec: &Arc<Record>,
     state: State,
     code: Option<i32>,
@@ -739,7 +764,7 @@ async fn finish(
         live.killed = killed;
     }
     rec.close_link();
-    let refs = bank::bank(rec).await;
+    let refs = bank::bank(&eng.registry, rec).await;
     {
         let mut live = rec.live.locked();
         live.exit_code = code;
@@ -751,11 +776,11 @@ async fn finish(
     super::manifest::settled(rec);
     // Queued for removal before the settled state is published, so whoever
     // sees it settled also finds it in the queue.
-    super::retention::on_settled(rec);
+    eng.retention.on_settled(rec);
     rec.settled.publish();
-    fill_host_waits(rec);
-    crate::runtime::emit(
-        super::registry::listener_of(rec.host),
+    eng.host_waits.fill_host_waits(rec);
+    eng.registry.emit(
+        eng.registry.listener_of(rec.host),
         crate::runtime::Event::Settled(rec.task_id()),
     );
 }

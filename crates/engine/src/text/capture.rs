@@ -49,10 +49,11 @@ impl Stream {
     }
 }
 
-/// Bytes in the logs of this process's commands whose logs are still on
-/// disk (every byte published adds to it; a removal takes its bytes off):
-/// what a log budget is checked against, one relaxed atomic per chunk.
-pub static LOG_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Bytes in the logs of one engine's commands whose logs are still on disk
+/// (every byte published adds to it; a removal takes its bytes off): what
+/// its log budget is checked against, one relaxed atomic per chunk. The
+/// engine's retention keeps it; each [`Sink`] adds to its engine's.
+pub type LogBytes = std::sync::Arc<AtomicU64>;
 
 /// What readers see of a stream's log while it is written and after. The
 /// file itself is `<record dir>/<stream>.log` (see `Record::log_path`): the
@@ -183,16 +184,19 @@ pub struct Sink {
     capped: bool,
     /// A write failed: the log stays the prefix written before the failure.
     broken: bool,
+    /// Its engine's count of log bytes on disk.
+    total: LogBytes,
 }
 
 impl Sink {
     /// A sink that writes at most `cap` bytes into `file`.
-    pub fn new(file: File, cap: u64) -> Self {
+    pub fn new(file: File, cap: u64, total: LogBytes) -> Self {
         Sink {
             file,
             cap,
             capped: false,
             broken: false,
+            total,
         }
     }
 
@@ -217,7 +221,7 @@ impl Sink {
                     ));
                 }
                 Ok(n) => {
-                    publish(log, &chunk[done..done + n]);
+                    publish(log, &chunk[done..done + n], &self.total);
                     done += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -238,14 +242,14 @@ impl Sink {
 
 /// Count `bytes` as landed in `log`'s file: its index, its byte count and
 /// the waits watching it.
-pub(crate) fn publish(log: &StreamLog, bytes: &[u8]) {
+pub(crate) fn publish(log: &StreamLog, bytes: &[u8], total: &AtomicU64) {
     let mut watch = log.watch.locked();
     {
         let mut idx = log.index.locked();
         idx.get_or_insert_with(|| Box::new(Utf16Index::new()))
             .push(bytes);
         log.bytes.fetch_add(bytes.len() as u64, Ordering::AcqRel);
-        LOG_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        total.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     }
     // The one scan of these bytes, shared by every wait on this stream.
     if let Some(w) = watch.as_mut() {
@@ -262,7 +266,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("out.log");
         let log = StreamLog::new();
-        let mut sink = Sink::new(File::create(&path).unwrap(), 10);
+        let mut sink = Sink::new(File::create(&path).unwrap(), 10, Default::default());
         assert_eq!(sink.write(&log, b"12345").unwrap(), Wrote::All);
         assert_eq!(
             sink.write(&log, b"67890").unwrap(),
@@ -275,7 +279,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"1234567890");
 
         let log = StreamLog::new();
-        let mut sink = Sink::new(File::create(&path).unwrap(), 7);
+        let mut sink = Sink::new(File::create(&path).unwrap(), 7, Default::default());
         assert_eq!(sink.write(&log, b"1234567890").unwrap(), Wrote::CapReached);
         assert_eq!(std::fs::read(&path).unwrap(), b"1234567");
         assert_eq!(log.bytes(), 7);
@@ -290,7 +294,11 @@ mod tests {
         // The first byte makes the index, and it counts from there.
         let d = tempfile::tempdir().unwrap();
         let log = StreamLog::new();
-        let mut sink = Sink::new(File::create(d.path().join("out.log")).unwrap(), 100);
+        let mut sink = Sink::new(
+            File::create(d.path().join("out.log")).unwrap(),
+            100,
+            Default::default(),
+        );
         assert_eq!(sink.write(&log, "é\n".as_bytes()).unwrap(), Wrote::All);
         log.finish();
         assert!(log.index.locked().is_some());
@@ -302,7 +310,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let log = StreamLog::new();
         let ro = File::open(d.path()).unwrap();
-        let mut sink = Sink::new(ro, 100);
+        let mut sink = Sink::new(ro, 100, Default::default());
         assert!(sink.write(&log, b"abc").is_err());
         assert_eq!(log.bytes(), 0);
         // Nothing is appended after a failure, even if writing would work again.

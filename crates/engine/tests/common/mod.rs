@@ -8,9 +8,12 @@ use std::path::PathBuf;
 use neurolink_commands_engine::commands::StartContext;
 use neurolink_commands_engine::policy::{Policy, PolicyInput};
 use neurolink_commands_engine::record::BankMode;
-use neurolink_commands_engine::registry;
+use neurolink_commands_engine::Engine;
 
 pub struct Fixture {
+    /// Its own engine, dropped (stopping what still runs) before the
+    /// directories go.
+    pub engine: Engine,
     pub host: u32,
     pub root: tempfile::TempDir,
     pub logs: tempfile::TempDir,
@@ -20,14 +23,20 @@ pub struct Fixture {
 pub fn fixture(policy: PolicyInput) -> Fixture {
     let root = tempfile::tempdir().unwrap();
     let logs = tempfile::tempdir().unwrap();
-    let host = registry::register_host();
+    let engine = Engine::new(Default::default());
+    let host = engine.registry.register_host();
     let policy = Policy::new(PolicyInput {
         cwd_root: root.path().to_str().unwrap().into(),
         ..policy
     })
     .unwrap();
-    registry::with_host(host, |h| h.policy = Some(policy));
-    Fixture { host, root, logs }
+    engine.registry.with_host(host, |h| h.policy = Some(policy));
+    Fixture {
+        engine,
+        host,
+        root,
+        logs,
+    }
 }
 
 impl Fixture {
