@@ -13,7 +13,8 @@
 // ratio is the ratio of those medians. Each round's ratio and the means are
 // reported as well.
 
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 
 import { flags, loadOurs, median, now, report, scratch, TRUE } from './common.mjs'
 
@@ -28,7 +29,11 @@ for (let i = 0; i < Math.round((HEAP_MIB * 1024 * 1024) / 8 / PER); i++) keep.pu
 globalThis.gc?.()
 
 const nc = loadOurs()
-const cwdRoot = scratch()
+// The write tree: a fresh empty directory (the cost of the mechanism), or
+// with --root a real tree (a checkout: the look for repositories to protect
+// reads its directories at every confined start).
+const fresh = f.root ? null : mkdtempSync(join(scratch(), 'nlc-confine-'))
+const cwdRoot = f.root ?? fresh
 const plain = {}
 nc.setBackgroundCommandPolicy(plain, { allowedExecutables: [TRUE], cwdRoot })
 const confined = {}
@@ -76,8 +81,11 @@ if (keep.length < 0) console.log(keep)
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
 const plainMs = median(all.plain)
 const confinedMs = median(all.confined)
+if (fresh) rmSync(fresh, { recursive: true, force: true })
 report({
   case: 'confine',
+  root: f.root ? 'tree' : 'empty',
+  entries: f.root ? readdirSync(f.root).length : 0,
   heapMiB: HEAP_MIB,
   commands: N,
   rounds: ROUNDS,

@@ -19,6 +19,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
+const REPO_ROOT = path.dirname(HERE)
 const RESULTS = path.join(HERE, 'results')
 const args = process.argv.slice(2)
 const onlyArg = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined
@@ -250,6 +251,19 @@ if (want(7) && SIZES.confineCommands) {
       String(SIZES.confineRounds),
     ])
   }
+  // The same in a real checkout (this repository's): what the look for
+  // repositories to protect adds to each confined start.
+  step('case 7c: confined vs unconfined start, this checkout as the write tree')
+  raw.confine.checkout = await child('case-confine.mjs', [
+    '--heap',
+    String(SIZES.spawnHeaps[0]),
+    '--n',
+    String(SIZES.confineCommands),
+    '--rounds',
+    String(SIZES.confineRounds),
+    '--root',
+    REPO_ROOT,
+  ])
 }
 
 // ---- 8. waits and search --------------------------------------------------------
@@ -602,6 +616,21 @@ if (raw.confine) {
       met: c.ratio <= 2 && (c.bwrapMs == null || c.confinedMs < c.bwrapMs),
     })
   }
+}
+
+if (raw.confine?.checkout) {
+  const c = raw.confine.checkout
+  rows.push({
+    id: '7c',
+    short: '7c confined start in a checkout',
+    case: `… the same at ${SIZES.spawnHeaps[0]} MiB with this repository's checkout as the write tree (the look for repositories to protect reads its directories at each confined start: node_modules and target skipped, at most 10,000 entries), ms`,
+    unit: 'ms',
+    better: 'lower',
+    ours: c.confinedMs,
+    limit: c.plainMs,
+    ratio: `confined/unconfined ${c.ratio.toFixed(2)}×${c.bwrapMs == null ? '' : `; bwrap ${c.bwrapMs.toFixed(2)} ms`}`,
+    goal: '(report: the tree-dependent part of 7a)',
+  })
 }
 
 if (raw.waits) {
