@@ -10,5 +10,6 @@ pub mod inputs;
 pub mod limits;
 pub mod output;
 pub mod outputs;
+pub mod panic;
 pub mod recover;
 pub mod tools;
