@@ -101,6 +101,8 @@ type Listener =
 
 #[napi_derive::module_init]
 fn init_runtime() {
+    // The standard paths switch is read once, at load.
+    engine::process::std_spawn::enabled();
     let rt = runtime::build();
     runtime::install(rt.handle().clone());
     napi::bindgen_prelude::create_custom_tokio_runtime(rt);

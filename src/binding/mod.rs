@@ -11,5 +11,6 @@ pub mod limits;
 pub mod output;
 pub mod outputs;
 pub mod panic;
+pub mod plain;
 pub mod recover;
 pub mod tools;
