@@ -293,51 +293,6 @@ export interface NativeWritten {
   bytesWritten: number
 }
 
-/** A banked stream, as napi-rs builds it. */
-export interface PlainArtifactRef {
-  artifactId: string
-  label: string
-  kind: string
-  sizeBytes: number
-  preview: string
-  readBackHint: string
-}
-
-/** What a start returns, as napi-rs builds it. */
-export interface PlainHandle {
-  taskId: string
-  argv: Array<string>
-  startedAt: number
-}
-
-/**
- * A command's status, as napi-rs builds it (the standard path of
- * `NativeStatus`).
- */
-export interface PlainStatus {
-  taskId: string
-  label: string
-  state: string
-  exitCode?: number
-  signal?: string
-  durationMs: number
-  stdoutBytes: number
-  stderrBytes: number
-  stdout?: PlainArtifactRef
-  stderr?: PlainArtifactRef
-  tailPreview: string
-  error?: string
-  confined: boolean
-  containment: 'tree' | 'group'
-  stdinOpen: boolean
-  waitingForInput?: boolean
-  logsRemoved?: boolean
-  confinementNotes?: Array<string>
-  usage?: NativeUsage
-  limit?: 'memory' | 'processes' | 'cpu'
-  recovered?: boolean
-}
-
 /**
  * Remove settled logs by age / size and the task directories ended
  * processes of this user left (`options` is `{ olderThanMs?, keepBytes? }`).

@@ -5,8 +5,8 @@
 //! keep the contract: an unconfined start that is not on a terminal is
 //! started with `std::process::Command` instead of the clone-based spawn
 //! ([`super::vfork`]), and the napi layer builds statuses, handles and
-//! artifact references as plain `#[napi(object)]` values instead of through
-//! the adapter's object makers. It exists so that each fast path keeps
+//! artifact references through napi-rs's serde conversion instead of the
+//! adapter's object makers. It exists so that each fast path keeps
 //! earning its place: the whole suite passes either way, and the benchmark
 //! measures both in one run.
 //!
@@ -125,4 +125,73 @@ pub fn spawn(req: &Request<'_>) -> std::io::Result<Spawned> {
         stdin: taken.2.map(OwnedFd::from),
         terminal: None,
     })
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+
+    use super::super::launch::{Input, Request};
+    use super::super::spawn::{peek_exit, reap, Exit};
+
+    /// What the child prints, and how it ends.
+    fn run(argv: &[&str], env: Option<&[(String, String)]>, input: Input) -> (String, Exit) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let held = crate::policy::cwd::enter(d.path().to_str().unwrap(), "sub").unwrap();
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let s = crate::process::unless_busy(|| {
+            super::spawn(&Request {
+                argv: &argv,
+                dir: held.fd.as_fd(),
+                env,
+                input,
+                tmp: None,
+                cgroup: None,
+            })
+        })
+        .unwrap();
+        assert_eq!(s.stdin.is_some(), input == Input::Pipe);
+        drop(s.stdin);
+        let mut out = String::new();
+        std::fs::File::from(s.stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        let exit = peek_exit(s.pid, true).unwrap();
+        reap(s.pid);
+        (out.replace(d.path().to_str().unwrap(), "<root>"), exit)
+    }
+
+    #[test]
+    fn the_standard_spawn_keeps_the_session_the_directory_the_env_and_stdin() {
+        // Its own session and group (its pid), in the held directory, stdin
+        // at end of file at once.
+        let (out, exit) = run(
+            &[
+                "/bin/sh",
+                "-c",
+                "s=$(ps -o sid= -p $$ | tr -d ' '); g=$(ps -o pgid= -p $$ | tr -d ' '); \
+                 [ \"$s\" = $$ ] && [ \"$g\" = $$ ] && echo own; pwd; cat; echo end",
+            ],
+            None,
+            Input::Null,
+        );
+        assert_eq!(
+            (out.as_str(), exit),
+            ("own\n<root>/sub\nend\n", Exit::Code(0))
+        );
+        // A replacing environment: a bare name found in its PATH, argv[0]
+        // kept as given, nothing of the host's inherited.
+        let env = [
+            ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+            ("ONLY".to_string(), "this".to_string()),
+        ];
+        let (out, exit) = run(
+            &["sh", "-c", "echo \"$0 $ONLY ${HOME:-none}\""],
+            Some(&env),
+            Input::Pipe,
+        );
+        assert_eq!((out.as_str(), exit), ("sh this none\n", Exit::Code(0)));
+    }
 }
