@@ -95,3 +95,38 @@ test('a hook naming another export leaves these calls alone', () => {
   assert.deepEqual(out.async, { value: 'first' })
   assert.deepEqual(out.after, { state: 'exited', exitCode: 0 })
 })
+
+test('a panic while napi converts a status the engine built (after the export returned) is NLC_INTERNAL too, thrown or rejected', () => {
+  // Only the status object panics: the start's handle is built, and the
+  // synchronous status call throws while the await's promise rejects.
+  const script = `
+const nc = require(${JSON.stringify(ROOT)})
+const outcome = (e) => ({ code: e.code, message: e.message })
+;(async () => {
+  const host = {}
+  nc.setBackgroundCommandPolicy(host, { cwdRoot: process.argv[1], allowedExecutables: ['/bin/sh'] })
+  const h = await nc.startBackgroundCommand(host, ['/bin/sh', '-c', 'printf ok'], { cwd: '.' })
+  const out = { started: typeof h.taskId }
+  try { nc.getBackgroundCommandStatus(host, h.taskId); out.status = 'no error' } catch (e) { out.status = outcome(e) }
+  try { await nc.awaitBackgroundCommand(host, h.taskId); out.awaited = 'no error' } catch (e) { out.awaited = outcome(e) }
+  out.listed = nc.listBackgroundCommands(host).map((c) => c.taskId === h.taskId)
+  console.log(JSON.stringify(out))
+})()
+`
+  const stdout = execFileSync(process.execPath, ['-e', script, tempRoot('nlc-panic-')], {
+    env: { ...process.env, NEUROLINK_COMMANDS_TEST_PANIC: 'statusObject' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 30_000 * WAIT_SCALE,
+  })
+  const out = JSON.parse(stdout.trim().split('\n').pop()!)
+  assert.equal(out.started, 'string')
+  const expected = {
+    code: 'NLC_INTERNAL',
+    message:
+      'Internal error in neurolink-commands (a bug, not a refusal): building the status object panicked (NEUROLINK_COMMANDS_TEST_PANIC names statusObject). That call failed; the host and its other commands keep working. Please report this message.',
+  }
+  assert.deepEqual(out.status, expected)
+  assert.deepEqual(out.awaited, expected)
+  assert.deepEqual(out.listed, [true])
+})

@@ -371,9 +371,11 @@ fn resolve_host_waits(env: &Env, task_id: &str) {
         unsafe {
             match NativeStatus::to_napi_value(env.raw(), status.clone().into()) {
                 Ok(v) => napi::sys::napi_resolve_deferred(env.raw(), deferred, v),
-                Err(e) => match env.create_error(e) {
-                    Ok(obj) => napi::sys::napi_reject_deferred(env.raw(), deferred, obj.raw()),
-                    Err(_) => napi::sys::Status::napi_generic_failure,
+                // The error's own JS object when it has one (a panic's
+                // `NLC_INTERNAL` error), else one made from it.
+                Err(e) => match napi::JsError::from(e).into_value(env.raw()) {
+                    obj if obj.is_null() => napi::sys::Status::napi_generic_failure,
+                    obj => napi::sys::napi_reject_deferred(env.raw(), deferred, obj),
                 },
             };
         }

@@ -96,6 +96,33 @@ pub fn guard_future<F: Future + Send + 'static>(
     }
 }
 
+/// Build the JS value of `what` (`"status"`, `"handle"`, `"artifactRef"`):
+/// napi converts an export's return value after the export has returned
+/// (a promise's, when it settles), outside [`guard`], so the conversions of
+/// the objects built by the engine's own code are guarded here. A panic
+/// becomes the same `NLC_INTERNAL` error, as the JS `Error` object napi
+/// throws or rejects with as it is. The test hook names it `<what>Object`.
+pub fn converting(
+    env: napi::sys::napi_env,
+    what: &'static str,
+    f: impl FnOnce() -> napi::Result<napi::sys::napi_value>,
+) -> napi::Result<napi::sys::napi_value> {
+    let inject = injected(&format!("{what}Object"));
+    match catch_unwind(AssertUnwindSafe(|| {
+        if inject {
+            panic!("{TEST_PANIC_VAR} names {what}Object");
+        }
+        f()
+    })) {
+        Ok(r) => r,
+        Err(payload) => {
+            let call = format!("building the {what} object");
+            let e = bug(&call, &catch_panic::message(&*payload));
+            Err(crate::rejection(&napi::Env::from_raw(env), e))
+        }
+    }
+}
+
 /// Run `f`, a callback napi calls on the JS thread outside any export (an
 /// engine event): a panic in it is kept from unwinding into napi (the
 /// panic hook has reported it) and `None` comes back.
