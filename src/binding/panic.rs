@@ -25,17 +25,19 @@ use crate::Code;
 /// The variable naming the exports a test makes panic.
 pub const TEST_PANIC_VAR: &str = "NEUROLINK_COMMANDS_TEST_PANIC";
 
-/// The exports `NEUROLINK_COMMANDS_TEST_PANIC` names (none when unset).
-fn injected(what: &str) -> bool {
+/// The names `NEUROLINK_COMMANDS_TEST_PANIC` holds (none when unset).
+fn names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
-    NAMES
-        .get_or_init(|| {
-            std::env::var(TEST_PANIC_VAR)
-                .map(|v| v.split(',').map(|n| n.trim().to_string()).collect())
-                .unwrap_or_default()
-        })
-        .iter()
-        .any(|n| n == what)
+    NAMES.get_or_init(|| {
+        std::env::var(TEST_PANIC_VAR)
+            .map(|v| v.split(',').map(|n| n.trim().to_string()).collect())
+            .unwrap_or_default()
+    })
+}
+
+/// Whether the test hook names the export `what`.
+fn injected(what: &str) -> bool {
+    names().iter().any(|n| n == what)
 }
 
 thread_local! {
@@ -107,7 +109,10 @@ pub fn converting(
     what: &'static str,
     f: impl FnOnce() -> napi::Result<napi::sys::napi_value>,
 ) -> napi::Result<napi::sys::napi_value> {
-    let inject = injected(&format!("{what}Object"));
+    // (No allocation here: this runs for every status made.)
+    let inject = names()
+        .iter()
+        .any(|n| n.strip_suffix("Object") == Some(what));
     match catch_unwind(AssertUnwindSafe(|| {
         if inject {
             panic!("{TEST_PANIC_VAR} names {what}Object");
