@@ -2,7 +2,9 @@
 // (registered with the binding at load, index.js) build exactly what the
 // engine builds without them — the same keys in the same order, the same
 // values — and the engine calls a registered maker with the values in field
-// order, `undefined` for an absent one.
+// order, `undefined` for an absent one. Under NEUROLINK_COMMANDS_STANDARD_PATHS=1
+// (`pnpm run test:standard-paths`) napi-rs's serde conversion builds them and
+// no maker is called: the objects are still the same, key for key.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
@@ -11,6 +13,7 @@ import { hostWith, nc, tempRoot } from './helpers.ts'
 
 const binding = createRequire(import.meta.url)('../binding.js')
 const SH = '/bin/sh'
+const STANDARD = process.env.NEUROLINK_COMMANDS_STANDARD_PATHS === '1'
 
 /** Every key of `v` in order, nested objects included, and every value. */
 function shape(v: unknown): unknown {
@@ -68,49 +71,58 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
       (...v: unknown[]) => (calls.ref.push(v), { made: 'ref' }),
     )
     const s = nc.getBackgroundCommandStatus(host, killed.taskId) as unknown
-    assert.deepEqual(s, { made: 'status' })
-    assert.equal(calls.status.length, 1)
-    const [v] = calls.status
-    const m = made[1]
-    // Field order; undefined where the key is absent.
-    assert.deepEqual(v, [
-      m.taskId,
-      m.label,
-      'killed',
-      undefined,
-      'SIGTERM',
-      m.durationMs,
-      m.stdoutBytes,
-      m.stderrBytes,
-      { made: 'ref' },
-      { made: 'ref' },
-      m.tailPreview,
-      m.error,
-      false,
-      m.containment,
-      false,
-      m.waitingForInput,
-      undefined,
-      undefined,
-      // usage (where a cgroup measured it), limit, recovered
-      m.usage,
-      undefined,
-      undefined,
-    ])
-    assert.deepEqual(
-      calls.ref.map((r) => r.slice(0, 3)),
-      [
-        [`nlc-${killed.taskId}-stdout`, m.stdout?.label, 'command-output'],
-        [`nlc-${killed.taskId}-stderr`, m.stderr?.label, 'command-output'],
-      ],
-    )
-    const h = await nc.startBackgroundCommand(host, [SH, '-c', 'exit 0'], { cwd: '.' })
-    assert.equal(calls.handle.length, 1)
-    assert.deepEqual(h, { made: 'handle', taskId: calls.handle[0][0] })
-    assert.equal(calls.handle[0].length, 3)
-    assert.deepEqual(calls.handle[0][1], [SH, '-c', 'exit 0'])
-    assert.equal(typeof calls.handle[0][2], 'number')
-    await nc.awaitBackgroundCommand(host, h.taskId)
+    if (STANDARD) {
+      // The standard path calls no maker: the same objects as before.
+      assert.deepEqual(shape(s), shape(made[1]))
+      const h = await nc.startBackgroundCommand(host, [SH, '-c', 'exit 0'], { cwd: '.' })
+      assert.deepEqual(Object.keys(h), ['taskId', 'argv', 'startedAt'])
+      assert.deepEqual(calls, { status: [], handle: [], ref: [] })
+      await nc.awaitBackgroundCommand(host, h.taskId)
+    } else {
+      assert.deepEqual(s, { made: 'status' })
+      assert.equal(calls.status.length, 1)
+      const [v] = calls.status
+      const m = made[1]
+      // Field order; undefined where the key is absent.
+      assert.deepEqual(v, [
+        m.taskId,
+        m.label,
+        'killed',
+        undefined,
+        'SIGTERM',
+        m.durationMs,
+        m.stdoutBytes,
+        m.stderrBytes,
+        { made: 'ref' },
+        { made: 'ref' },
+        m.tailPreview,
+        m.error,
+        false,
+        m.containment,
+        false,
+        m.waitingForInput,
+        undefined,
+        undefined,
+        // usage (where a cgroup measured it), limit, recovered
+        m.usage,
+        undefined,
+        undefined,
+      ])
+      assert.deepEqual(
+        calls.ref.map((r) => r.slice(0, 3)),
+        [
+          [`nlc-${killed.taskId}-stdout`, m.stdout?.label, 'command-output'],
+          [`nlc-${killed.taskId}-stderr`, m.stderr?.label, 'command-output'],
+        ],
+      )
+      const h = await nc.startBackgroundCommand(host, [SH, '-c', 'exit 0'], { cwd: '.' })
+      assert.equal(calls.handle.length, 1)
+      assert.deepEqual(h, { made: 'handle', taskId: calls.handle[0][0] })
+      assert.equal(calls.handle[0].length, 3)
+      assert.deepEqual(calls.handle[0][1], [SH, '-c', 'exit 0'])
+      assert.equal(typeof calls.handle[0][2], 'number')
+      await nc.awaitBackgroundCommand(host, h.taskId)
+    }
   }
 })
 

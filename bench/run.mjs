@@ -9,6 +9,7 @@
 //
 //   node bench/run.mjs              the full run
 //   node bench/run.mjs --only 3,5   some cases, results not written
+//   node bench/run.mjs --only 10    the fast paths against the standard ones
 //   node bench/run.mjs --render     rewrite the table, chart and notes from
 //                                   results/latest.json without measuring
 
@@ -55,6 +56,9 @@ const SIZES = previous?.sizes ?? {
   manifestCommands: 300,
   manifestRounds: 5,
   recoverCommands: 10_000,
+  pathsCommands: 300,
+  pathsStatuses: 20_000,
+  pathsRounds: 3,
 }
 
 // ---- scratch: every runner's logs go under one fresh directory -------------
@@ -303,6 +307,28 @@ if (want(9) && SIZES.recoverCommands) {
   const rec = await child('case-recovery.mjs', ['--mode', 'recover', '--n', String(SIZES.recoverCommands), '--dir', dir])
   fs.rmSync(dir, { recursive: true, force: true })
   raw.recovery = { withUs: cost.on, withoutUs: cost.off, watchUs: watch.on, noWatchUs: watch.off, recoverMs: rec.ms, recovered: rec.n }
+}
+
+// ---- 10. fast paths vs the standard ones ----------------------------------------
+if (want(10) && SIZES.pathsCommands) {
+  raw.paths = {}
+  for (const heap of SIZES.spawnHeaps) {
+    raw.paths[heap] = { fast: [], standard: [] }
+    for (let r = 0; r < SIZES.pathsRounds; r++) {
+      // Alternating, so the machine's load falls on both alike.
+      for (const m of r % 2 ? ['standard', 'fast'] : ['fast', 'standard']) {
+        step(`case 10: ${m} paths, ${heap} MiB heap (${r + 1}/${SIZES.pathsRounds})`)
+        raw.paths[heap][m].push(
+          await child(
+            'case-paths.mjs',
+            ['--heap', String(heap), '--n', String(SIZES.pathsCommands), '--statuses', String(SIZES.pathsStatuses)],
+            ['--expose-gc', `--max-old-space-size=${Math.max(1024, heap * 2)}`],
+            m === 'standard' ? { NEUROLINK_COMMANDS_STANDARD_PATHS: '1' } : {},
+          ),
+        )
+      }
+    }
+  }
 }
 
 const totalS = previous?.totalSeconds ?? (performance.now() - T0) / 1000
@@ -723,6 +749,42 @@ if (raw.recovery) {
   })
 }
 
+if (raw.paths) {
+  // limit column: the standard path (std::process::Command, napi-rs's serde objects); ours: the fast one.
+  for (const [i, heap] of SIZES.spawnHeaps.entries()) {
+    const p = raw.paths[heap]
+    if (!p) continue
+    const m = (k, f) => median(p[k].map((r) => r[f]))
+    const fast = m('fast', 'startSettleUs')
+    const std = m('standard', 'startSettleUs')
+    rows.push({
+      id: `10${'ab'[i]}`,
+      short: `10${'ab'[i]} start → settle, fast vs standard, ${heap} MiB`,
+      chart: false,
+      case: `Fast paths: start → settle of \`true\`, one after another (${SIZES.pathsCommands}, median of ${SIZES.pathsRounds} alternating rounds), host heap ${heap} MiB: the engine's clone-based spawn and object makers (ours) vs NEUROLINK_COMMANDS_STANDARD_PATHS=1 — std::process::Command and napi-rs's serde objects (limit column), µs per command`,
+      unit: 'µs',
+      better: 'lower',
+      ours: fast,
+      limit: std,
+      ratio: `standard/fast ${(std / fast).toFixed(2)}× (${fmt(std - fast, 0)} µs)`,
+      goal: '(report)',
+    })
+  }
+  const p = raw.paths[SIZES.spawnHeaps[0]]
+  const m = (k, f) => median(p[k].map((r) => r[f]))
+  rows.push({
+    id: '10c',
+    short: '10c status object, fast vs standard',
+    chart: false,
+    case: `Fast paths: getBackgroundCommandStatus of a settled command (${SIZES.pathsStatuses.toLocaleString('en-US')} calls, median of ${SIZES.pathsRounds} rounds), the adapter's maker (ours) vs napi-rs's serde conversion (limit column), µs per call`,
+    unit: 'µs',
+    better: 'lower',
+    ours: m('fast', 'statusUs'),
+    limit: m('standard', 'statusUs'),
+    ratio: `standard/fast ${(m('standard', 'statusUs') / m('fast', 'statusUs')).toFixed(2)}×`,
+    goal: '(report)',
+  })
+}
 // ---- print --------------------------------------------------------------------
 const cell = (r, k) => (r[k] === undefined ? '—' : fmt(r[k], r.unit === 'threads' ? 0 : Math.abs(r[k]) >= 100 ? 0 : 2))
 const metText = (r) => (r.met === undefined ? '' : r.met ? 'met' : 'NOT met')

@@ -11,3 +11,6 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     { echo "binding.js / binding.d.ts differ from what the build generates: commit the regenerated files" >&2; exit 1; }
 fi
 node --import tsx --test --test-concurrency=2 __test__/*.test.ts mcp/__test__/*.test.ts
+# Again on the standard paths (std::process::Command, napi-rs's serde objects):
+# every fast path must keep the contract the standard one keeps.
+pnpm run test:standard-paths

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use binding::convert::{self, absent, describe, kind};
 use binding::inputs;
 use binding::outputs::*;
+use boundary::boundary;
 use engine::commands::{self, StartContext};
 use engine::errors::{EngineError, EngineResult};
 use engine::record::{BankMode, KillReason, Record};
@@ -56,9 +57,11 @@ where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = EngineResult<T>>,
 {
+    let fut = binding::panic::guard_future(fut);
     env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r| match r {
-        Ok(v) => Ok(v),
-        Err(e) => Err(rejection(env, js_err(e))),
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(rejection(env, js_err(e))),
+        Err(bug) => Err(rejection(env, bug)),
     })
     .map_err(internal)
 }
@@ -85,9 +88,12 @@ fn task(host_id: u32, task_id: &Unknown) -> napi::Result<Arc<Record>, Code> {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> EngineResult<T> + Send + 'static,
 ) -> EngineResult<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(EngineError::Other(e.to_string())))
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        // On into the export's future, whose panic boundary names the call.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(EngineError::Other(e.to_string())),
+    }
 }
 
 type Listener =
@@ -106,6 +112,8 @@ pub(crate) fn eng() -> &'static engine::Engine {
 
 #[napi_derive::module_init]
 fn init_runtime() {
+    // The standard paths switch is read once, at load.
+    engine::process::std_spawn::enabled();
     let rt = runtime::build();
     let _ = ENGINE.set(engine::Engine::new(engine::EngineConfig {
         runtime: Some(rt.handle().clone()),
@@ -121,8 +129,9 @@ fn init_runtime() {
 /// listener goes away and its commands get SIGTERM; the first environment
 /// that loads the addon (normally the main thread: the process is ending)
 /// stops every command of the process instead.
+#[boundary]
 #[napi]
-pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi::Result<u32> {
+pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi::Result<u32, Code> {
     static OWNER_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let owner = !OWNER_TAKEN.swap(true, std::sync::atomic::Ordering::AcqRel);
     let tsfn: Listener = listener
@@ -131,10 +140,11 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
         .callee_handled::<false>()
         .build_callback(|ctx| {
             if ctx.value.0 == "settled" {
-                resolve_host_waits(&ctx.env, &ctx.value.1);
+                binding::panic::contain(|| resolve_host_waits(&ctx.env, &ctx.value.1));
             }
             Ok(FnArgs::from(ctx.value))
-        })?;
+        })
+        .map_err(internal)?;
     let id = eng().registry.add_listener(Arc::new(move |e| {
         let (kind, id) = match e {
             runtime::Event::Bank(id) => ("bank", id),
@@ -148,14 +158,17 @@ pub fn init(env: Env, listener: Function<FnArgs<(String, String)>, ()>) -> napi:
     }));
     LISTENER.with(|l| l.set(id));
     env.add_env_cleanup_hook((), move |_| {
-        eng().registry.remove_listener(id);
-        if owner {
-            commands::terminate_everything(eng(), libc_sigterm());
-            commands::exit_cleanup(eng());
-        } else {
-            commands::terminate_listener(eng(), id, libc_sigterm());
-        }
-    })?;
+        binding::panic::contain(|| {
+            eng().registry.remove_listener(id);
+            if owner {
+                commands::terminate_everything(eng(), libc_sigterm());
+                commands::exit_cleanup(eng());
+            } else {
+                commands::terminate_listener(eng(), id, libc_sigterm());
+            }
+        });
+    })
+    .map_err(internal)?;
     Ok(id)
 }
 
@@ -169,6 +182,7 @@ fn libc_sigterm() -> i32 {
 /// one) and returns the object, built with V8's cached shapes instead of
 /// one property at a time across napi. Until they are registered (or after
 /// `null` unregisters them), the same objects are built here.
+#[boundary]
 #[napi(
     ts_args_type = "makeStatus: ((...values: unknown[]) => NativeStatus) | null, makeHandle?: (...values: unknown[]) => NativeHandle, makeArtifactRef?: (...values: unknown[]) => NativeArtifactRef"
 )]
@@ -177,7 +191,7 @@ pub fn set_object_makers(
     make_status: Unknown,
     make_handle: Unknown,
     make_artifact_ref: Unknown,
-) -> napi::Result<()> {
+) -> napi::Result<(), Code> {
     // SAFETY: `env` is this call's live environment, on its thread, and the
     // values are arguments of the call.
     unsafe {
@@ -190,10 +204,12 @@ pub fn set_object_makers(
             ],
         )
     }
+    .map_err(internal)
 }
 
 /// A new host id whose events go to `listener_id` (the adapter keeps the
 /// host object → id map).
+#[boundary]
 #[napi]
 pub fn register_host(listener_id: u32) -> u32 {
     eng().registry.register_host_for(listener_id)
@@ -203,6 +219,7 @@ pub fn register_host(listener_id: u32) -> u32 {
 /// the adapter's copy of it, validated in turn: the engine enforces exactly
 /// what `getBackgroundCommandPolicy` returns, even if a getter answers
 /// differently on a second read. `copy_error` is why copying threw.
+#[boundary]
 #[napi]
 pub fn set_policy(
     host_id: u32,
@@ -226,6 +243,7 @@ pub fn set_policy(
 /// is the policy's hook (called once with argv and the real cwd);
 /// `abort_error` is why the adapter refused `options.abortSignal`, reported
 /// right after the policy's own checks.
+#[boundary]
 #[napi]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn start_command(
@@ -308,6 +326,7 @@ impl BoolValue for Unknown<'_> {
 }
 
 /// The live status (synchronous); a settled command is marked looked at.
+#[boundary]
 #[napi]
 pub fn command_status(host_id: u32, task_id: Unknown) -> napi::Result<NativeStatus, Code> {
     Ok(commands::status_of(&*task(host_id, &task_id)?).into())
@@ -367,9 +386,11 @@ fn resolve_host_waits(env: &Env, task_id: &str) {
         unsafe {
             match NativeStatus::to_napi_value(env.raw(), status.clone().into()) {
                 Ok(v) => napi::sys::napi_resolve_deferred(env.raw(), deferred, v),
-                Err(e) => match env.create_error(e) {
-                    Ok(obj) => napi::sys::napi_reject_deferred(env.raw(), deferred, obj.raw()),
-                    Err(_) => napi::sys::Status::napi_generic_failure,
+                // The error's own JS object when it has one (a panic's
+                // `NLC_INTERNAL` error), else one made from it.
+                Err(e) => match napi::JsError::from(e).into_value(env.raw()) {
+                    obj if obj.is_null() => napi::sys::Status::napi_generic_failure,
+                    obj => napi::sys::napi_reject_deferred(env.raw(), deferred, obj),
                 },
             };
         }
@@ -377,6 +398,7 @@ fn resolve_host_waits(env: &Env, task_id: &str) {
 }
 
 /// Resolve when settled, or with the current status after `opts.timeoutMs`.
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeStatus>")]
 pub fn await_command<'e>(
     env: &'e Env,
@@ -421,6 +443,7 @@ fn kill_reason(reason: &str) -> KillReason {
 }
 
 /// Kill a command (default SIGTERM, SIGKILL after the grace) and resolve with its status.
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeStatus>")]
 pub fn kill_command<'e>(
     env: &'e Env,
@@ -442,6 +465,7 @@ pub fn kill_command<'e>(
 }
 
 /// Send SIGTERM without waiting (`abort`), or for a disposed host (`dispose`).
+#[boundary]
 #[napi]
 pub fn signal_command(host_id: u32, task_id: String, reason: String) -> napi::Result<bool, Code> {
     commands::signal_kill(
@@ -455,13 +479,18 @@ pub fn signal_command(host_id: u32, task_id: String, reason: String) -> napi::Re
 }
 
 /// Terminate every unsettled command of the host; resolves with how many were signalled.
-#[napi]
-pub async fn kill_all_commands(host_id: u32) -> u32 {
-    commands::kill_all(eng(), host_id).await
+#[boundary]
+#[napi(ts_return_type = "Promise<number>")]
+pub fn kill_all_commands(env: &Env, host_id: u32) -> napi::Result<PromiseRaw<'_, u32>, Code> {
+    promise(
+        env,
+        async move { Ok(commands::kill_all(eng(), host_id).await) },
+    )
 }
 
 /// Stop every command of every host now (the host process is exiting); no
 /// command starts after this.
+#[boundary]
 #[napi]
 pub fn terminate_all() {
     commands::shut_down(eng(), libc_sigterm());
@@ -472,6 +501,7 @@ pub fn terminate_all() {
 /// (trimmed; empty or `fallback-<n>` counts as absent), then
 /// `context_session` (the host's resolver or tool context), then the host's
 /// default session.
+#[boundary]
 #[napi]
 pub fn command_counts(
     host_id: u32,
@@ -488,18 +518,21 @@ pub fn command_counts(
 }
 
 /// Counters of a session across all hosts.
+#[boundary]
 #[napi]
 pub fn session_counts(session_id: String) -> NativeCounts {
     eng().registry.session_counts(&session_id).into()
 }
 
 /// The host's default session id.
+#[boundary]
 #[napi]
 pub fn default_session(host_id: u32) -> String {
     eng().registry.default_session(host_id)
 }
 
 /// The host's commands, oldest first.
+#[boundary]
 #[napi]
 pub fn list_commands(
     host_id: u32,
@@ -530,6 +563,7 @@ pub fn list_commands(
 }
 
 /// What a stream gained since the previous call for that stream.
+#[boundary]
 #[napi]
 pub fn read_new_output(
     host_id: u32,
@@ -565,6 +599,7 @@ pub fn read_new_output(
 }
 
 /// A stream's whole log decoded as UTF-8 (what the host's bank is given).
+#[boundary]
 #[napi(ts_return_type = "Promise<string>")]
 pub fn log_text(
     env: &Env,
@@ -595,6 +630,7 @@ pub use binding::recover::recover_commands;
 pub use binding::input::{resize_command_terminal, write_command_input, NativeWritten};
 /// The status of a command that just settled (or began waiting for input),
 /// for the host's listeners (it does not mark the command looked at).
+#[boundary]
 #[napi]
 pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatus, Code> {
     let rec = eng().registry.lookup(host_id, &task_id).map_err(js_err)?;
@@ -604,6 +640,7 @@ pub fn settled_status(host_id: u32, task_id: String) -> napi::Result<NativeStatu
 /// Set where logs go and how long and how much of them stay (`options` is
 /// `{ dir?, maxTotalBytes?, maxAgeMs?, removeOnExit?, endedRetentionMs? }`;
 /// `null` resets a field); returns the settings in force.
+#[boundary]
 #[napi]
 pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
     let o = inputs::log_options(&options).map_err(js_err)?;
@@ -615,6 +652,7 @@ pub fn configure_logs(options: Unknown, tmpdir: String) -> napi::Result<NativeLo
 }
 
 /// The log settings in force, changing none of them.
+#[boundary]
 #[napi]
 pub fn get_log_settings(tmpdir: String) -> napi::Result<NativeLogSettings, Code> {
     eng()
@@ -626,6 +664,7 @@ pub fn get_log_settings(tmpdir: String) -> napi::Result<NativeLogSettings, Code>
 
 /// How many background sweeps of ended processes' task directories have
 /// finished in this process (0 or 1): lets a test know that sweep is over.
+#[boundary]
 #[napi]
 pub fn ended_sweeps_done() -> u32 {
     engine::jobs::retention::ended_sweeps_done()
@@ -633,6 +672,7 @@ pub fn ended_sweeps_done() -> u32 {
 
 /// Remove settled logs by age / size and the task directories ended
 /// processes of this user left (`options` is `{ olderThanMs?, keepBytes? }`).
+#[boundary]
 #[napi(ts_return_type = "Promise<NativePruneResult>")]
 pub fn prune_logs<'e>(
     env: &'e Env,

@@ -1,6 +1,7 @@
 //! Commands' settled output as artifacts: the host bank's answers and the
 //! built-in bank's reads.
 
+use boundary::boundary;
 use engine::bank;
 use engine::errors::EngineError;
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
@@ -14,6 +15,7 @@ use crate::{blocking, js_err, promise, Code};
 
 /// The host bank's answer for both streams: each a value the bank resolved
 /// to, or the reason it failed.
+#[boundary]
 #[napi]
 pub fn complete_banking(
     task_id: String,
@@ -30,6 +32,7 @@ pub fn complete_banking(
 }
 
 /// What a host bank call needs: `[label, sessionId, hostId]`.
+#[boundary]
 #[napi]
 pub fn bank_request(task_id: String) -> napi::Result<(String, String, u32), Code> {
     let rec = crate::eng().registry.by_id(&task_id).ok_or_else(|| {
@@ -53,6 +56,7 @@ fn artifact_id(v: &Unknown) -> napi::Result<String, Code> {
 }
 
 /// The whole text of a built-in artifact.
+#[boundary]
 #[napi(ts_return_type = "Promise<string>")]
 pub fn read_artifact<'e>(
     env: &'e Env,
@@ -67,6 +71,7 @@ pub fn read_artifact<'e>(
 
 /// One page of a built-in artifact (`window` is `{ offset?, limit? }`);
 /// with `host_id`, only of that host's commands (the `command_output` tool).
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeArtifactPage>")]
 pub fn retrieve_artifact<'e>(
     env: &'e Env,

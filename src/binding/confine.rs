@@ -1,6 +1,7 @@
 //! Kernel confinement in the binding (SPEC §8): the `confine` field of a
 //! policy and of one start's options, and `confinementSupport()`.
 
+use boundary::boundary;
 use engine::errors::EngineError;
 use engine::policy::confine::{ConfinementInput, ReadInput, Tmp};
 use engine::process::confine::Level;
@@ -135,6 +136,7 @@ pub struct NativeConfinementSupport {
 }
 
 /// What kernel confinement this machine supports (measured once).
+#[boundary]
 #[napi]
 pub fn confinement_support() -> NativeConfinementSupport {
     let s = engine::process::confine::support();

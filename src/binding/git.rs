@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use boundary::boundary;
 use engine::errors::EngineError;
 use engine::gitrun;
 use engine::record::BankMode;
@@ -15,6 +16,7 @@ use super::outputs::*;
 use crate::{js_err, promise, Code};
 
 /// Validate and store a host's git settings.
+#[boundary]
 #[napi]
 pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSettings, Code> {
     let input = inputs::git_options(&options).map_err(js_err)?;
@@ -28,6 +30,7 @@ pub fn configure_git(host_id: u32, options: Unknown) -> napi::Result<NativeGitSe
 /// have configured git, `args` must be strings without NUL, `session_id`
 /// a string when given; the session follows the session rule (the
 /// given id, then `context_session`, then the host's default).
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeGitResult>")]
 #[allow(clippy::too_many_arguments)]
 pub fn run_git<'e>(
@@ -89,6 +92,7 @@ pub fn run_git<'e>(
 }
 
 /// Build a git tool's args from a model's params (values, never flags).
+#[boundary]
 #[napi]
 pub fn git_tool_args(
     host_id: u32,

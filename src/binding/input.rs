@@ -2,6 +2,7 @@
 //! options, and the input and resize verbs. Values are checked here; the
 //! bytes go to the engine, whose supervisor writes them.
 
+use boundary::boundary;
 use engine::commands;
 use engine::errors::EngineError;
 use engine::spawn::Input;
@@ -84,6 +85,7 @@ pub struct NativeWritten {
 /// resolves once the last byte is in its pipe or terminal. `options.end`
 /// closes a pipe afterwards (a terminal gets ctrl-d after the data instead).
 /// In order: the task id, the data, the options; then the engine's checks.
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeWritten>")]
 pub fn write_command_input<'env>(
     env: &'env Env,
@@ -143,6 +145,7 @@ fn input_bytes(data: &Unknown) -> R<Vec<u8>> {
 }
 
 /// Change a terminal command's window size (it gets SIGWINCH).
+#[boundary]
 #[napi]
 pub fn resize_command_terminal(
     host_id: u32,

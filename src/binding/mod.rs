@@ -10,5 +10,7 @@ pub mod inputs;
 pub mod limits;
 pub mod output;
 pub mod outputs;
+pub mod panic;
+pub mod plain;
 pub mod recover;
 pub mod tools;

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use boundary::boundary;
 use engine::commands;
 use engine::errors::EngineResult;
 use engine::record::Record;
@@ -37,6 +38,7 @@ impl napi::Task for ReadPage {
 }
 
 /// One page of a stream (`page` is `{ stream, offset?, limit? }`).
+#[boundary]
 #[napi(ts_return_type = "Promise<NativePage>")]
 pub fn read_command_output(
     host_id: u32,
@@ -55,6 +57,7 @@ pub fn read_command_output(
 /// Wait for a pattern in a command's output (`opts` is `{ pattern, regex?,
 /// stream?, from?, timeoutMs? }`); matching runs in the engine as output
 /// arrives.
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeWaitResult>")]
 pub fn await_output<'e>(
     env: &'e Env,
@@ -73,6 +76,7 @@ pub fn await_output<'e>(
 
 /// Search a stream's log for lines holding a pattern (`opts` is `{ pattern,
 /// regex?, stream?, from?, maxMatches? }`), streaming the file.
+#[boundary]
 #[napi(ts_return_type = "Promise<NativeSearchResult>")]
 pub fn search_output<'e>(
     env: &'e Env,

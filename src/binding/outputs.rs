@@ -202,26 +202,34 @@ unsafe fn js_opt<T: ToNapiValue>(
 /// the order of the object's keys (and of the maker's arguments), naming the
 /// key, `js` for a value always present or `js_opt` for one whose absence
 /// leaves the key out, and the field.
+/// Under the standard paths switch the object is its `plain` twin's,
+/// built by napi-rs ([`super::plain`]).
 macro_rules! built_by_maker {
-    ($ty:ty, $shape:expr, { $($key:literal: $kind:ident($field:ident)),* $(,)? }) => {
+    ($ty:ty, $plain:ty, $shape:expr, $what:literal, { $($key:literal: $kind:ident($field:ident)),* $(,)? }) => {
         impl ToNapiValue for $ty {
             unsafe fn to_napi_value(
                 env: sys::napi_env,
                 val: Self,
             ) -> napi::Result<sys::napi_value> {
-                let keys: [&CStr; _] = [$($key),*];
-                // SAFETY: napi-rs calls this with the live environment of the
-                // call, on its thread; every value below is made in it.
-                unsafe {
-                    let values = [$($kind(env, val.$field)?),*];
-                    factory::make(env, $shape, &keys, values)
-                }
+                super::panic::converting(env, $what, || {
+                    if engine::process::std_spawn::enabled() {
+                        // SAFETY: as below; napi-rs's conversion of the twin.
+                        return unsafe { <$plain>::to_napi_value(env, val.into()) };
+                    }
+                    let keys: [&CStr; _] = [$($key),*];
+                    // SAFETY: napi-rs calls this with the live environment of
+                    // the call, on its thread; every value below is made in it.
+                    unsafe {
+                        let values = [$($kind(env, val.$field)?),*];
+                        factory::make(env, $shape, &keys, values)
+                    }
+                })
             }
         }
     };
 }
 
-built_by_maker!(NativeStatus, Shape::Status, {
+built_by_maker!(NativeStatus, super::plain::PlainStatus, Shape::Status, "status", {
     c"taskId": js(task_id),
     c"label": js(label),
     c"state": js(state),
@@ -245,7 +253,7 @@ built_by_maker!(NativeStatus, Shape::Status, {
     c"recovered": js_opt(recovered),
 });
 
-built_by_maker!(NativeArtifactRef, Shape::ArtifactRef, {
+built_by_maker!(NativeArtifactRef, super::plain::PlainArtifactRef, Shape::ArtifactRef, "artifactRef", {
     c"artifactId": js(artifact_id),
     c"label": js(label),
     c"kind": js(kind),
@@ -254,7 +262,7 @@ built_by_maker!(NativeArtifactRef, Shape::ArtifactRef, {
     c"readBackHint": js(read_back_hint),
 });
 
-built_by_maker!(NativeHandle, Shape::Handle, {
+built_by_maker!(NativeHandle, super::plain::PlainHandle, Shape::Handle, "handle", {
     c"taskId": js(task_id),
     c"argv": js(argv),
     c"startedAt": js(started_at),

@@ -1,5 +1,6 @@
 //! `recoverBackgroundCommands` in the binding (SPEC §15).
 
+use boundary::boundary;
 use engine::errors::EngineError;
 use engine::jobs::recover::{self, Filter};
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
@@ -34,6 +35,7 @@ fn filter(v: &Unknown) -> Result<Filter, EngineError> {
 
 /// Make the settled commands of ended processes of this user in the current
 /// log base answerable again for `hostId`; resolves with how many.
+#[boundary]
 #[napi(ts_return_type = "Promise<number>")]
 pub fn recover_commands<'e>(
     env: &'e Env,

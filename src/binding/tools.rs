@@ -3,6 +3,7 @@
 //! normalises a tool call's params (engine/src/tools). lib/tools.js loops
 //! over the first and hands the second's requests to the host functions.
 
+use boundary::boundary;
 use engine::errors::EngineError;
 use engine::tools::{self, Given, PolicyView};
 use napi::bindgen_prelude::Unknown;
@@ -14,6 +15,7 @@ use super::convert;
 /// The tools' contract as JSON text: `{ limits, tools: [{ name, family,
 /// description, shape, readOnly, inputSchema }] }`, keys in the order
 /// clients have always received them.
+#[boundary]
 #[napi]
 pub fn tool_contract() -> String {
     tools::contract_json()
@@ -32,6 +34,7 @@ pub struct NativeToolPolicy {
 /// its refusal (`code` set). `params` is lib/tools.js' projection: `[key,
 /// value]` pairs in the model's key order, or `null` when the params were
 /// not an object (`shown` then says how JS writes them).
+#[boundary]
 #[napi(ts_return_type = "Record<string, any>")]
 pub fn tool_request(
     name: String,
@@ -67,6 +70,7 @@ pub fn tool_request(
 /// A value as every message of the package describes it (`the number 42`,
 /// `the string "x"`, `an array`, `a symbol`), for the few checks only JS
 /// makes, so they say it as the engine's own refusals do.
+#[boundary]
 #[napi]
 pub fn describe_value(value: Unknown) -> String {
     convert::describe(&value)

@@ -1602,7 +1602,9 @@ async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
             ..Default::default()
         };
         let argv = vec!["/bin/bash".into(), "-c".into(), script.clone()];
-        commands::start(&f.engine, argv, opts, f.ctx()).unwrap().task_id
+        commands::start(&f.engine, argv, opts, f.ctx())
+            .unwrap()
+            .task_id
     };
     for (confine, want) in [
         (
@@ -1615,7 +1617,8 @@ async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
         let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
             .await
             .unwrap();
-        let out = bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        let out = bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id)
+            .unwrap();
         assert_eq!(out, want);
     }
     // Only the unconfined control's connection arrived.
@@ -1668,7 +1671,9 @@ python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("{m}/s.soc
             confine,
             ..Default::default()
         };
-        let id = commands::start(&f.engine, argv, opts, f.ctx()).unwrap().task_id;
+        let id = commands::start(&f.engine, argv, opts, f.ctx())
+            .unwrap()
+            .task_id;
         // Mounted once the command runs, a tmpfs holding a daemon's socket.
         for _ in 0..1000 {
             if f.root().join("ready").exists() {
@@ -1683,7 +1688,8 @@ python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("{m}/s.soc
         let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
             .await
             .unwrap();
-        let out = bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id).unwrap();
+        let out = bank::read_artifact(&f.engine.registry, &st.stdout.as_ref().unwrap().artifact_id)
+            .unwrap();
         l.set_nonblocking(true).unwrap();
         outs.push((out, l.accept().is_ok()));
         drop(l);

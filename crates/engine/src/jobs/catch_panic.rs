@@ -3,7 +3,8 @@
 
 /// A future that turns a panic while it is polled into `Err` (the panic's
 /// message), so the task around it can still act.
-pub(super) struct CatchPanic<F>(pub(super) std::pin::Pin<Box<F>>);
+/// The napi layer's panic boundary guards its exports' futures with it too.
+pub struct CatchPanic<F>(pub std::pin::Pin<Box<F>>);
 
 impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
     type Output = Result<F::Output, String>;
@@ -16,11 +17,16 @@ impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
             Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(payload) => std::task::Poll::Ready(Err(payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_string()))),
+            Err(payload) => std::task::Poll::Ready(Err(message(&*payload))),
         }
     }
+}
+
+/// The message a panic was raised with (`"a panic"` when it carries none).
+pub fn message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
 }

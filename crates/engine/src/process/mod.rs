@@ -25,6 +25,7 @@ pub mod sandbox;
 pub mod seccomp;
 pub mod signals;
 pub mod spawn;
+pub mod std_spawn;
 pub mod tmp_dir;
 pub mod transform;
 #[cfg(target_os = "linux")]

@@ -436,7 +436,7 @@ pub fn resize_terminal(master: &OwnedFd, cols: u16, rows: u16) -> io::Result<()>
 /// (argv[0] stays as given). `None` leaves the lookup to `Command`: a name
 /// with a slash, a PATH with a relative or empty entry (those mean the
 /// child's working directory), or no match.
-fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
+pub(super) fn resolve_in_env_path(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
     if program.is_empty() || program.contains('/') {
         return None;
     }

@@ -20,6 +20,13 @@ use super::spawn::Spawned;
 /// handed to [`confine::spawn_detached`](super::confine::spawn_detached) by
 /// the supervisor instead, with the same checks passed and the same gate
 /// held around its spawn.
+///
+/// Under `NEUROLINK_COMMANDS_STANDARD_PATHS=1` a start not on a terminal
+/// takes the standard spawn instead ([`super::std_spawn`]).
 pub fn spawn(launch: Request<'_>) -> std::io::Result<Spawned> {
+    #[cfg(target_os = "linux")]
+    if super::std_spawn::takes(&launch) {
+        return super::std_spawn::spawn(&launch);
+    }
     super::spawn::spawn(&launch)
 }
