@@ -23,7 +23,15 @@
 //! - `jobs/record.rs` `RUNNING_CGROUPS`: running commands' cgroups by
 //!   process-unique counter, beside the records so a settled record carries
 //!   no slot; an engine's commands give theirs back as they settle, which
-//!   dropping the engine waits for. (`BETWEEN` there is a test hook.)
+//!   dropping the engine waits for. (`BETWEEN` there is a test hook.) Not
+//!   in the engine's state: the cgroups are taken from and given back to
+//!   this process's one subtree (`process/cgroup.rs` `BASE`, `IDLE`), so
+//!   the list is the running half of a process-wide pool, and its keys
+//!   cannot collide between engines. A record reaches its cgroup by
+//!   itself (`Record::signal_tree`, `Record::cgroup`): giving it the
+//!   engine's list instead would take an 8-byte pointer back in every
+//!   record (whose size is a budget, kept for the life of the process) or
+//!   an engine argument on every signal and limit check of the supervisor.
 //! - `text/paging.rs` `RESUME`: eight page-resume slots keyed by
 //!   process-unique log keys: a cache.
 //! - `text/logfile.rs` `BASES`: the trusted log directories held open by

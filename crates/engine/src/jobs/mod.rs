@@ -1,12 +1,15 @@
 //! The commands of the process, read top-down:
 //!
-//! - [`commands`]: the API verbs (start, status, list, read, kill, wait).
+//! - [`commands`]: the API verbs (start, status, list, read, kill, wait),
+//!   named there; [`start`], [`reads`] and [`input_verbs`] hold some of them.
 //! - [`supervisor`]: one task per running command, owning its pipes, timers
 //!   and group, taking [`supervisor::Control`] messages.
 //! - [`bank`]: settles a finished command's streams into artifacts.
 //! - [`state`]: what one engine owns: registry, gate, host waits, spares.
 //! - [`registry`]: every host and command of an engine.
 //! - [`record`]: one command's shared state, which every module above reads.
+//! - [`live`], [`status`]: a record's changing part, and the status built
+//!   from it.
 //! - [`ids`]: how a task id is spelled from its counter.
 //! - [`spare`]: log directories made ahead of the starts that take them.
 //! - [`input`]: a command's input (pipe or terminal) as the record keeps it.
@@ -19,10 +22,13 @@ pub mod gate;
 pub mod host_waits;
 pub mod ids;
 pub mod input;
+pub mod input_verbs;
 pub mod launch;
+pub mod live;
 pub mod manifest;
 pub mod private_tmp;
 mod process_start;
+pub mod reads;
 pub mod record;
 pub mod recover;
 pub mod registry;
@@ -30,7 +36,9 @@ pub mod retention;
 pub mod running_input;
 mod settle;
 pub mod spare;
+pub mod start;
 pub mod state;
+pub mod status;
 pub mod supervisor;
 pub mod waits;
 

@@ -2,207 +2,32 @@
 //! live part a supervisor updates. Statuses are built fresh from it. A record
 //! lives as long as the process, so it keeps only what a status or a later
 //! call needs: the task id, label and log paths are derived on demand, and
-//! repeated strings are shared.
+//! repeated strings are shared. The types of its changing part are in
+//! [`super::live`], a status's in [`super::status`]; both are re-exported
+//! here.
 
 use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot};
 
 pub use super::control::{Control, KillReason};
 use super::ids;
 use super::input::InputState;
+pub use super::live::{ArtifactRef, BankMode, Live, Refs, Removal, Settled, State};
+use super::status::confinement_notes;
+pub use super::status::{iso_utc, ms, Status, TAIL_UNITS};
 use crate::policy;
 use crate::process::signals;
 use crate::text::capture::{Stream, StreamLog};
 use crate::text::decode::head_text;
 use crate::text::logfile::{self, Ident, LogBase, LogGone};
 use crate::text::window::tail_text;
-
-/// The public states of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Not yet confirmed started by the OS.
-    Queued,
-    /// Started and not settled.
-    Running,
-    /// Ended on its own (or could not start).
-    Exited,
-    /// Stopped by a signal: a kill, an abort, a disposed host, a log write failure, or a signal nobody here sent.
-    Killed,
-    /// Stopped because it outlived its budget.
-    Timeout,
-    /// Stopped because a stream reached the byte cap.
-    OutputLimit,
-}
-
-impl State {
-    /// The name callers see.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Queued => "queued",
-            State::Running => "running",
-            State::Exited => "exited",
-            State::Killed => "killed",
-            State::Timeout => "timeout",
-            State::OutputLimit => "output-limit",
-        }
-    }
-
-    /// Whether this is a final state.
-    pub fn is_settled(self) -> bool {
-        !matches!(self, State::Queued | State::Running)
-    }
-}
-
-/// A banked stream, as a host's bank or the built-in bank describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArtifactRef {
-    /// The bank's id ("" when banking failed).
-    pub artifact_id: String,
-    /// `"<label> [stdout]"`.
-    pub label: String,
-    /// Always `"command-output"` for refs this engine makes.
-    pub kind: String,
-    /// Bytes of the stream.
-    pub size_bytes: f64,
-    /// The first characters of the stream.
-    pub preview: String,
-    /// How to read the whole stream back.
-    pub read_back_hint: String,
-}
-
-/// The part of a record that changes.
-#[derive(Debug)]
-pub struct Live {
-    /// The public state (final only once refs are published).
-    pub state: State,
-    /// Exit code, when it exited with one.
-    pub exit_code: Option<i32>,
-    /// Number of the signal that ended it (its name is spelled when a status is built).
-    pub signal: Option<i32>,
-    /// What went wrong, if anything did.
-    pub error: Option<String>,
-    /// When the process ended (or failed to start).
-    pub ended: Option<Instant>,
-    /// Both refs, once banked.
-    pub refs: Option<Refs>,
-    /// Whether a caller looked at it after it settled.
-    pub looked_at: bool,
-    /// How many of its sockets its confinement refused (counted by the
-    /// engine's seccomp listener; confined without network only).
-    pub refused_sockets: u16,
-    /// How many of its connects and sends to a unix socket outside its
-    /// write trees its confinement refused (read set `"all"` only). Both
-    /// counts saturate at 16 bits: a settled record stays within its
-    /// memory budget.
-    pub refused_unix: u16,
-    /// Whether the runner or a caller stopped it.
-    pub killed: bool,
-    /// Where `readNewBackgroundCommandOutput` left off, per stream, in UTF-16 units.
-    pub follow: [u64; 2],
-    /// Set (under this lock, before any file is unlinked) when the logs
-    /// were removed: every open of a log checks it under the same lock.
-    pub removed: Option<Box<Removal>>,
-    /// What its tree used, once settled (where measurable), and the
-    /// resource limit that stopped it.
-    pub usage: crate::process::limits::Packed,
-}
-
-impl Live {
-    /// A command not yet started: queued, nothing read, nothing decided.
-    pub fn queued() -> Self {
-        Self {
-            state: State::Queued,
-            exit_code: None,
-            signal: None,
-            error: None,
-            ended: None,
-            refs: None,
-            looked_at: false,
-            refused_sockets: 0,
-            refused_unix: 0,
-            killed: false,
-            follow: [0, 0],
-            removed: None,
-            usage: crate::process::limits::Packed::NONE,
-        }
-    }
-}
-
-/// When and why a command's logs were removed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Removal {
-    /// Epoch ms of the removal.
-    pub at_ms: f64,
-    /// Why, e.g. "the log budget (maxTotalBytes 4194304) was exceeded".
-    pub why: String,
-}
-
-/// A settled command's refs, as the record keeps them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Refs {
-    /// In the built-in bank, where the log file is the artifact: the refs are
-    /// rebuilt from the finished logs whenever a status asks (they cannot
-    /// change), so a settled record keeps no copy of them.
-    BuiltIn,
-    /// What the host's bank gave (or the fallback refs saying why it did not).
-    Kept(Box<[ArtifactRef; 2]>),
-}
-
-/// The settled flag and the waiters on it (an atomic and a `Notify`: far
-/// smaller than a watch channel, which every record would keep forever).
-#[derive(Debug, Default)]
-pub struct Settled {
-    flag: AtomicBool,
-    notify: Notify,
-}
-
-impl Settled {
-    /// Not settled yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Whether the settled state is published.
-    pub fn get(&self) -> bool {
-        self.flag.load(Ordering::Acquire)
-    }
-
-    /// Publish the settled state and wake every waiter.
-    pub fn publish(&self) {
-        self.flag.store(true, Ordering::Release);
-        self.notify.notify_waiters();
-    }
-
-    /// Resolve once the settled state is published.
-    pub async fn wait(&self) {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            // Registered before the check, so a publish in between still wakes it.
-            notified.as_mut().enable();
-            if self.get() {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-/// How a settled command is banked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BankMode {
-    /// The built-in bank: the log file is the artifact.
-    BuiltIn,
-    /// The host's `bankArtifact`, reached through the listener.
-    Host,
-}
 
 /// One command.
 #[derive(Debug)]
@@ -285,59 +110,6 @@ static RUNNING_CGROUPS: Mutex<Vec<(u64, Cgroup)>> = Mutex::new(Vec::new());
 fn running_cgroups() -> std::sync::MutexGuard<'static, Vec<(u64, Cgroup)>> {
     RUNNING_CGROUPS.lock().unwrap_or_else(|e| e.into_inner())
 }
-
-/// A status, built fresh on each call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Status {
-    /// Task id.
-    pub task_id: String,
-    /// Label.
-    pub label: String,
-    /// Public state.
-    pub state: State,
-    /// Exit code.
-    pub exit_code: Option<i32>,
-    /// Ending signal's name.
-    pub signal: Option<String>,
-    /// Milliseconds from start to end (or to now).
-    pub duration_ms: f64,
-    /// Bytes in stdout.log.
-    pub stdout_bytes: f64,
-    /// Bytes in stderr.log.
-    pub stderr_bytes: f64,
-    /// Banked stdout.
-    pub stdout: Option<ArtifactRef>,
-    /// Banked stderr.
-    pub stderr: Option<ArtifactRef>,
-    /// The end of both streams, ≤ 2000 characters.
-    pub tail_preview: String,
-    /// What went wrong.
-    pub error: Option<String>,
-    /// Whether it runs under kernel confinement.
-    pub confined: bool,
-    /// How much of its tree the runner reaches.
-    pub containment: crate::process::Containment,
-    /// What its confinement refused it, each note naming the way out
-    /// (SPEC §8 "What it was refused"); empty when nothing was.
-    pub confinement_notes: Vec<String>,
-    /// Whether its input takes writes (`stdin: "pipe"` or a terminal, not
-    /// ended, not closed by the command, not settled).
-    pub stdin_open: bool,
-    /// Whether it is blocked reading its input and printed nothing for
-    /// `inputWaitMs` (`None` where the platform cannot tell).
-    pub waiting_for_input: Option<bool>,
-    /// Whether the logs were removed (budget, age, prune).
-    pub logs_removed: bool,
-    /// What its tree used (settled, where measurable).
-    pub usage: Option<crate::process::limits::Usage>,
-    /// The resource limit that stopped it.
-    pub limit: Option<crate::process::limits::Kind>,
-    /// Whether it was recovered from an earlier process's manifest.
-    pub recovered: bool,
-}
-
-/// The preview budget of a status, in UTF-16 units.
-pub const TAIL_UNITS: usize = 2000;
 
 impl Record {
     /// Its label: the one given at start, else one derived from argv.
@@ -689,67 +461,6 @@ impl Record {
         let i = all.iter().position(|(seq, _)| *seq == self.seq)?;
         Some(all.swap_remove(i).1)
     }
-}
-
-/// Epoch milliseconds as an ISO 8601 UTC time, e.g. `2026-12-01T11:42:05.123Z`.
-pub fn iso_utc(ms: f64) -> String {
-    let total = ms.max(0.0) as i64;
-    let (secs, milli) = (total.div_euclid(1000), total.rem_euclid(1000));
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// What a command's confinement refused it (see
-/// [`Status::confinement_notes`]), from the counts of refused sockets and
-/// of refused connects to unix sockets outside its write trees.
-fn confinement_notes(refused_sockets: u16, refused_unix: u16) -> Vec<String> {
-    // A saturated count reads as "65535 or more".
-    let counted = |n: u16| {
-        let shown = if n == u16::MAX {
-            format!("{n} or more")
-        } else {
-            n.to_string()
-        };
-        if n == 1 {
-            (shown, "attempt", "was")
-        } else {
-            (shown, "attempts", "were")
-        }
-    };
-    let mut notes = Vec::new();
-    if refused_sockets != 0 {
-        let (n, attempts, were) = counted(refused_sockets);
-        notes.push(format!(
-            "network is off: {n} connection {attempts} {were} refused (a confined command may open unix sockets only); allow network with the policy's confine.network: true"
-        ));
-    }
-    if refused_unix != 0 {
-        let (n, attempts, were) = counted(refused_unix);
-        notes.push(format!(
-            "{n} connection {attempts} to a unix socket outside the write trees {were} refused (a daemon's socket is not reachable from a confined command); to allow one, make the socket's directory a write tree with the policy's confine.write"
-        ));
-    }
-    notes
-}
-
-/// A duration in whole milliseconds.
-pub fn ms(d: Duration) -> f64 {
-    d.as_millis() as f64
 }
 
 #[cfg(all(test, target_os = "linux"))]
