@@ -5,9 +5,6 @@
 
 pub mod cgroup;
 #[cfg(target_os = "linux")]
-// These three predate the workspace lint `unsafe_op_in_unsafe_fn`; another
-// change owns them, and wraps their unsafe calls in blocks of their own.
-#[allow(unsafe_op_in_unsafe_fn)]
 pub mod clone3;
 pub mod confine;
 pub mod input_wait;
@@ -19,7 +16,6 @@ pub mod plan;
 pub mod posix_spawn;
 pub mod probe;
 #[cfg(target_os = "linux")]
-#[allow(unsafe_op_in_unsafe_fn)]
 pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -29,7 +25,6 @@ pub mod std_spawn;
 pub mod tmp_dir;
 pub mod transform;
 #[cfg(target_os = "linux")]
-#[allow(unsafe_op_in_unsafe_fn)]
 pub mod vfork;
 pub mod watchdog;
 

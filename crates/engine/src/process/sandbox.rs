@@ -566,15 +566,20 @@ union Control {
 /// # Safety
 /// In the child, as [`enter`]: only system calls, on its own stack.
 pub unsafe fn send_own_namespace(to: c_int) {
-    let fd = libc::open(
-        c"/proc/self/ns/mnt".as_ptr(),
-        libc::O_RDONLY | libc::O_CLOEXEC,
-    );
+    // SAFETY: a plain system call on a static C string.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/self/ns/mnt".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return;
     }
-    send_fd(to, fd, SENT_NAMESPACE);
-    libc::close(fd);
+    // SAFETY: in the child, as our own contract says; `fd` is open.
+    unsafe { send_fd(to, fd, SENT_NAMESPACE) };
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
 }
 
 /// What a message of the child carries: its mount namespace, or the
@@ -588,7 +593,8 @@ const SENT_LISTENER: u8 = 1;
 /// # Safety
 /// In the child, as [`enter`].
 pub unsafe fn send_listener(to: c_int, listener: c_int) -> bool {
-    send_fd(to, listener, SENT_LISTENER)
+    // SAFETY: in the child, as our own contract says.
+    unsafe { send_fd(to, listener, SENT_LISTENER) }
 }
 
 /// Send descriptor `fd` with the one byte `tag` over the unix socket `to`.
@@ -603,19 +609,28 @@ unsafe fn send_fd(to: c_int, fd: c_int, tag: u8) -> bool {
         iov_len: 1,
     };
     let mut control = Control { buf: [0; 64] };
-    let space = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
-    let mut msg: libc::msghdr = std::mem::zeroed();
+    // SAFETY: arithmetic on a size, no memory is touched.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) } as usize;
+    // SAFETY: `msghdr` is plain C data, all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control.buf.as_mut_ptr().cast();
+    // SAFETY: every bit pattern of the union is a valid byte array.
+    msg.msg_control = unsafe { control.buf.as_mut_ptr() }.cast();
     msg.msg_controllen = space as _;
-    let c = libc::CMSG_FIRSTHDR(&msg);
+    // SAFETY: `msg` points at `control`, which is `space` bytes and aligned
+    // for a `cmsghdr`.
+    let c = unsafe { libc::CMSG_FIRSTHDR(&msg) };
     if !c.is_null() {
-        (*c).cmsg_level = libc::SOL_SOCKET;
-        (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<c_int>(), fd);
-        return libc::sendmsg(to, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) == 1;
+        // SAFETY: `c` is the first header inside `control`, room for one
+        // descriptor (`space`); `iov`, `byte` and `control` outlive the call.
+        unsafe {
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<c_int>(), fd);
+            return libc::sendmsg(to, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) == 1;
+        }
     }
     false
 }
@@ -776,14 +791,17 @@ fn errno() -> c_int {
 /// # Safety
 /// `path` and `text` are NUL-terminated.
 unsafe fn put(path: &[u8], text: &[u8]) -> Result<(), c_int> {
-    let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+    // SAFETY: `path` is NUL-terminated (contract).
+    let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(errno());
     }
     let n = text.len() - 1;
-    let w = libc::write(fd, text.as_ptr().cast(), n);
+    // SAFETY: `text` holds `n` bytes before its NUL; `fd` is open.
+    let w = unsafe { libc::write(fd, text.as_ptr().cast(), n) };
     let e = errno();
-    libc::close(fd);
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
     if w != n as isize {
         return Err(if w < 0 { e } else { libc::EIO });
     }
@@ -797,12 +815,17 @@ unsafe fn put(path: &[u8], text: &[u8]) -> Result<(), c_int> {
 /// Called only in the child of a clone with `view.flags`; `view` stays
 /// valid (the parent waits). Only system calls, on the child's stack.
 pub unsafe fn enter(view: &View) -> Result<(), c_int> {
-    put(b"/proc/self/setgroups\0", b"deny\0")?;
-    put(b"/proc/self/uid_map\0", view.uid_map.as_bytes_with_nul())?;
-    put(b"/proc/self/gid_map\0", view.gid_map.as_bytes_with_nul())?;
+    // SAFETY: every path and text here is NUL-terminated (literals, and
+    // `CString`s' bytes with their NUL).
+    unsafe {
+        put(b"/proc/self/setgroups\0", b"deny\0")?;
+        put(b"/proc/self/uid_map\0", view.uid_map.as_bytes_with_nul())?;
+        put(b"/proc/self/gid_map\0", view.gid_map.as_bytes_with_nul())?;
+    }
     // No user namespace inside this one (best effort: the mounts below are
     // locked in any nested one anyway).
-    let _ = put(b"/proc/sys/user/max_user_namespaces\0", b"0\0");
+    // SAFETY: both are NUL-terminated literals.
+    let _ = unsafe { put(b"/proc/sys/user/max_user_namespaces\0", b"0\0") };
     // No propagation to undo: the kernel made every mount copied into this
     // namespace (owned by a less privileged user namespace) a slave, so
     // nothing mounted here reaches the host's namespace.
@@ -820,8 +843,10 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                 if *recursive {
                     flags |= AT_RECURSIVE;
                 }
-                let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags)
-                    as c_int;
+                // SAFETY: `src` is a `CString`; the call only reads it.
+                let fd = unsafe {
+                    libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags)
+                } as c_int;
                 if fd < 0 {
                     return Err(errno());
                 }
@@ -836,41 +861,56 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                 if *recursive {
                     f |= AT_RECURSIVE;
                 }
-                libc::syscall(
-                    libc::SYS_mount_setattr,
-                    fd,
-                    c"".as_ptr(),
-                    f,
-                    &a as *const MountAttr,
-                    std::mem::size_of::<MountAttr>(),
-                ) == 0
+                // SAFETY: `a` lives on this frame and its size is passed.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_mount_setattr,
+                        fd,
+                        c"".as_ptr(),
+                        f,
+                        &a as *const MountAttr,
+                        std::mem::size_of::<MountAttr>(),
+                    ) == 0
+                }
             }
             Op::Mkdir(at) => {
                 // The base of the view first (the first step past the clones).
                 if !staged_root {
-                    stage(view, &slots)?;
+                    // SAFETY: in the child, as our own contract says.
+                    unsafe { stage(view, &slots) }?;
                     staged_root = true;
                 }
-                libc::mkdir(at.as_ptr(), 0o755) == 0 || errno() == libc::EEXIST
+                // SAFETY: `at` is a `CString`.
+                let made = unsafe { libc::mkdir(at.as_ptr(), 0o755) } == 0;
+                made || errno() == libc::EEXIST
             }
             Op::File(at) => {
-                let fd = libc::open(
-                    at.as_ptr(),
-                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-                    0o644,
-                );
-                fd >= 0 && libc::close(fd) == 0
+                // SAFETY: `at` is a `CString`.
+                let fd = unsafe {
+                    libc::open(
+                        at.as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                        0o644,
+                    )
+                };
+                // SAFETY: `fd` was just opened and is closed once.
+                fd >= 0 && unsafe { libc::close(fd) } == 0
             }
-            Op::Symlink { to, at } => libc::symlink(to.as_ptr(), at.as_ptr()) == 0,
+            // SAFETY: both are `CString`s.
+            Op::Symlink { to, at } => unsafe { libc::symlink(to.as_ptr(), at.as_ptr()) == 0 },
             Op::Attach { slot, at } => {
-                libc::syscall(
-                    libc::SYS_move_mount,
-                    slots[*slot],
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    at.as_ptr(),
-                    MOVE_MOUNT_F_EMPTY_PATH,
-                ) == 0
+                // SAFETY: `at` is a `CString`; the slot's descriptor (or -1,
+                // which the kernel refuses) is only read.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_move_mount,
+                        slots[*slot],
+                        c"".as_ptr(),
+                        libc::AT_FDCWD,
+                        at.as_ptr(),
+                        MOVE_MOUNT_F_EMPTY_PATH,
+                    ) == 0
+                }
             }
             Op::Mount {
                 fstype,
@@ -879,16 +919,20 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                 data,
             } => {
                 if !staged_root {
-                    stage(view, &slots)?;
+                    // SAFETY: in the child, as our own contract says.
+                    unsafe { stage(view, &slots) }?;
                     staged_root = true;
                 }
-                libc::mount(
-                    fstype.as_ptr(),
-                    at.as_ptr(),
-                    fstype.as_ptr(),
-                    *flags,
-                    data.as_ptr().cast(),
-                ) == 0
+                // SAFETY: `fstype`, `at` and `data` are `CString`s.
+                unsafe {
+                    libc::mount(
+                        fstype.as_ptr(),
+                        at.as_ptr(),
+                        fstype.as_ptr(),
+                        *flags,
+                        data.as_ptr().cast(),
+                    ) == 0
+                }
             }
             Op::ReadOnly(at) => {
                 let a = MountAttr {
@@ -897,17 +941,22 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                     propagation: 0,
                     userns_fd: 0,
                 };
-                libc::syscall(
-                    libc::SYS_mount_setattr,
-                    libc::AT_FDCWD,
-                    at.as_ptr(),
-                    0u32,
-                    &a as *const MountAttr,
-                    std::mem::size_of::<MountAttr>(),
-                ) == 0
+                // SAFETY: `at` is a `CString`; `a` lives on this frame and
+                // its size is passed.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_mount_setattr,
+                        libc::AT_FDCWD,
+                        at.as_ptr(),
+                        0u32,
+                        &a as *const MountAttr,
+                        std::mem::size_of::<MountAttr>(),
+                    ) == 0
+                }
             }
             Op::Pin { at, attr, kind } => {
-                pin(at, *attr, *kind)?;
+                // SAFETY: in the child, as our own contract says.
+                unsafe { pin(at, *attr, *kind) }?;
                 true
             }
         };
@@ -925,14 +974,17 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
         propagation: libc::MS_PRIVATE,
         userns_fd: 0,
     };
-    if libc::syscall(
-        libc::SYS_mount_setattr,
-        libc::AT_FDCWD,
-        c"/tmp".as_ptr(),
-        AT_RECURSIVE,
-        &private as *const MountAttr,
-        std::mem::size_of::<MountAttr>(),
-    ) != 0
+    // SAFETY: `private` lives on this frame and its size is passed.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/tmp".as_ptr(),
+            AT_RECURSIVE,
+            &private as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    } != 0
     {
         return Err(errno());
     }
@@ -947,31 +999,38 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
     // capability the command never holds (dropped below, none to gain:
     // `no_new_privs`, no user namespace inside). Its mounts are not listed
     // in the command's `/proc/self/mountinfo` (not below its root).
-    if libc::chdir(c"/tmp".as_ptr()) != 0
-        || libc::mount(
-            c".".as_ptr(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_MOVE,
-            std::ptr::null(),
-        ) != 0
-        || libc::chroot(c".".as_ptr()) != 0
-        || libc::chdir(c"/".as_ptr()) != 0
-    {
+    // SAFETY: system calls on C string literals, in this child's own
+    // mount namespace (contract).
+    if unsafe {
+        libc::chdir(c"/tmp".as_ptr()) != 0
+            || libc::mount(
+                c".".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_MOVE,
+                std::ptr::null(),
+            ) != 0
+            || libc::chroot(c".".as_ptr()) != 0
+            || libc::chdir(c"/".as_ptr()) != 0
+    } {
         return Err(errno());
     }
-    if libc::chdir(view.cwd.as_ptr()) != 0 {
+    // SAFETY: `view.cwd` is a `CString`.
+    if unsafe { libc::chdir(view.cwd.as_ptr()) } != 0 {
         return Err(errno());
     }
-    let mut st: libc::stat = std::mem::zeroed();
-    if libc::stat(c".".as_ptr(), &mut st) != 0 {
+    // SAFETY: `stat` is plain C data, all-zero is a valid value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a C string literal and a live `stat` to fill.
+    if unsafe { libc::stat(c".".as_ptr(), &mut st) } != 0 {
         return Err(errno());
     }
     if st.st_dev != view.cwd_dev || st.st_ino != view.cwd_ino {
         // The directory was replaced since the cwd check.
         return Err(libc::ESTALE);
     }
-    drop_capabilities(view)
+    // SAFETY: in the child, as our own contract says.
+    unsafe { drop_capabilities(view) }
 }
 
 /// [`Op::Pin`]: `at` cloned, checked, given `attr` and attached over itself.
@@ -984,14 +1043,19 @@ unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<(), c_int> {
     if dir {
         flags |= AT_RECURSIVE;
     }
-    let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, at.as_ptr(), flags) as c_int;
+    // SAFETY: `at` is a `CString`; the call only reads it.
+    let fd =
+        unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, at.as_ptr(), flags) } as c_int;
     if fd < 0 {
         return Err(errno());
     }
-    let mut st: libc::stat = std::mem::zeroed();
-    let mut ok = libc::fstat(fd, &mut st) == 0;
+    // SAFETY: `stat` is plain C data, all-zero is a valid value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open and `st` live.
+    let mut ok = unsafe { libc::fstat(fd, &mut st) } == 0;
     if ok && st.st_mode & libc::S_IFMT != kind {
-        libc::close(fd);
+        // SAFETY: `fd` was opened above and is closed once.
+        unsafe { libc::close(fd) };
         return Err(libc::ESTALE);
     }
     if ok && attr != 0 {
@@ -1002,27 +1066,34 @@ unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<(), c_int> {
             userns_fd: 0,
         };
         let f = libc::AT_EMPTY_PATH as u32 | if dir { AT_RECURSIVE } else { 0 };
-        ok = libc::syscall(
-            libc::SYS_mount_setattr,
-            fd,
-            c"".as_ptr(),
-            f,
-            &a as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        ) == 0;
+        // SAFETY: `a` lives on this frame and its size is passed.
+        ok = unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                fd,
+                c"".as_ptr(),
+                f,
+                &a as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        } == 0;
     }
     // Onto the same path, its final link (if any) not followed.
     ok = ok
-        && libc::syscall(
-            libc::SYS_move_mount,
-            fd,
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            at.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        ) == 0;
+        // SAFETY: `fd` is open and `at` a `CString`.
+        && unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                fd,
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                at.as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            )
+        } == 0;
     let e = errno();
-    libc::close(fd);
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
     if ok {
         Ok(())
     } else {
@@ -1036,23 +1107,27 @@ unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<(), c_int> {
 /// # Safety
 /// In the child, as [`enter`].
 unsafe fn stage(view: &View, slots: &[c_int]) -> Result<(), c_int> {
-    let ok = if view.clone_root {
-        libc::syscall(
-            libc::SYS_move_mount,
-            slots[0],
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            c"/tmp".as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        ) == 0
-    } else {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            c"/tmp".as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            c"mode=0755".as_ptr().cast(),
-        ) == 0
+    // SAFETY: system calls on C string literals and the slot's descriptor
+    // (only read), in this child's own mount namespace (contract).
+    let ok = unsafe {
+        if view.clone_root {
+            libc::syscall(
+                libc::SYS_move_mount,
+                slots[0],
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                c"/tmp".as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            ) == 0
+        } else {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/tmp".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=0755".as_ptr().cast(),
+            ) == 0
+        }
     };
     if ok {
         Ok(())
@@ -1068,17 +1143,23 @@ unsafe fn stage(view: &View, slots: &[c_int]) -> Result<(), c_int> {
 /// In the child, as [`enter`].
 unsafe fn drop_capabilities(view: &View) -> Result<(), c_int> {
     for cap in 0..=view.last_cap {
-        if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno() != libc::EINVAL {
+        // SAFETY: `prctl` with integer arguments only.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0
+            && errno() != libc::EINVAL
+        {
             return Err(errno());
         }
     }
-    libc::prctl(
-        libc::PR_CAP_AMBIENT,
-        libc::PR_CAP_AMBIENT_CLEAR_ALL,
-        0,
-        0,
-        0,
-    );
+    // SAFETY: `prctl` with integer arguments only.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
     #[repr(C)]
     struct Header {
         version: u32,
@@ -1106,7 +1187,9 @@ unsafe fn drop_capabilities(view: &View) -> Result<(), c_int> {
             inheritable: 0,
         },
     ];
-    if libc::syscall(libc::SYS_capset, &h as *const Header, d.as_ptr()) != 0 {
+    // SAFETY: `h` and both entries of `d` (the layout version 3 wants) live
+    // on this frame.
+    if unsafe { libc::syscall(libc::SYS_capset, &h as *const Header, d.as_ptr()) } != 0 {
         return Err(errno());
     }
     Ok(())

@@ -277,9 +277,12 @@ unsafe fn fail(p: &Plan, e: c_int) -> ! {
     p.errno.store(e, Ordering::Relaxed);
     if p.report >= 0 {
         let bytes = e.to_ne_bytes();
-        libc::write(p.report, bytes.as_ptr().cast(), bytes.len());
+        // SAFETY: `p.report` is the child's own write end (contract) and
+        // `bytes` lives on this frame; a failed write is ignored.
+        unsafe { libc::write(p.report, bytes.as_ptr().cast(), bytes.len()) };
     }
-    libc::_exit(127)
+    // SAFETY: the contract says this runs in the child, which is meant to end.
+    unsafe { libc::_exit(127) }
 }
 
 thread_local! {
@@ -310,7 +313,9 @@ unsafe fn rt_sigaction(
     act: *const KernelSigaction,
     old: *mut KernelSigaction,
 ) -> libc::c_long {
-    libc::syscall(libc::SYS_rt_sigaction, sig, act, old, 8usize)
+    // SAFETY: `act` and `old` are null or valid (contract); 8 is the size
+    // of the kernel's signal mask.
+    unsafe { libc::syscall(libc::SYS_rt_sigaction, sig, act, old, 8usize) }
 }
 
 /// The signals this process ignores, as [`Plan::reset`] wants them.
