@@ -285,8 +285,7 @@ export interface BackgroundCommandUsage {
 }
 
 /** A command that has not ended: no exit code, no signal, no refs yet. `S` is its state. */
-export interface LiveBackgroundCommandStatusIn<S extends BackgroundCommandLiveState = BackgroundCommandLiveState>
-  extends BackgroundCommandStatusBase {
+export interface LiveBackgroundCommandStatusIn<S extends BackgroundCommandLiveState = BackgroundCommandLiveState> extends BackgroundCommandStatusBase {
   state: S
   exitCode?: undefined
   signal?: undefined
@@ -299,8 +298,7 @@ export interface LiveBackgroundCommandStatusIn<S extends BackgroundCommandLiveSt
 }
 
 /** A command that has ended: both streams are banked. `S` is its state. */
-export interface SettledBackgroundCommandStatusIn<S extends BackgroundCommandSettledState = BackgroundCommandSettledState>
-  extends BackgroundCommandStatusBase {
+export interface SettledBackgroundCommandStatusIn<S extends BackgroundCommandSettledState = BackgroundCommandSettledState> extends BackgroundCommandStatusBase {
   state: S
   /** Present when the process exited with a code. */
   exitCode?: number
@@ -633,18 +631,7 @@ export interface CommandKillParams {
 export type CommandKillResult = SettledBackgroundCommandStatus & BackgroundCommandCounts
 
 /** A key `command_input` can send by name. */
-export type CommandInputKey =
-  | 'enter'
-  | 'tab'
-  | 'escape'
-  | 'backspace'
-  | 'up'
-  | 'down'
-  | 'right'
-  | 'left'
-  | 'ctrl-c'
-  | 'ctrl-d'
-  | 'ctrl-z'
+export type CommandInputKey = 'enter' | 'tab' | 'escape' | 'backspace' | 'up' | 'down' | 'right' | 'left' | 'ctrl-c' | 'ctrl-d' | 'ctrl-z'
 /** What `command_input` is called with. */
 export interface CommandInputParams {
   taskId: string
@@ -756,15 +743,7 @@ export interface GitTools {
 }
 
 /** Any result of the command and git tools. */
-export type CommandToolResult =
-  | ToolRefusal
-  | RunCommandResult
-  | CommandStatusResult
-  | CommandOutputResult
-  | CommandKillResult
-  | GitToolResult
-  | CommandInputResult
-  | CommandListResult
+export type CommandToolResult = ToolRefusal | RunCommandResult | CommandStatusResult | CommandOutputResult | CommandKillResult | GitToolResult | CommandInputResult | CommandListResult
 
 /** Options of the read-only git toolset. */
 export interface GitToolsetOptions {
@@ -838,43 +817,22 @@ export declare function backgroundCommandCounts(host: object, sessionId?: string
 /** Counters of a session across every host: what a checklist reads. */
 export declare function sessionCommandCounts(sessionId: string): BackgroundCommandCounts
 /** Start a command in the background; resolves with its handle at once. Rejects (before any process exists) with a message that names the fix. */
-export declare function startBackgroundCommand(
-  host: object,
-  argv: string[],
-  options?: BackgroundCommandOptions,
-): Promise<BackgroundCommandHandle>
+export declare function startBackgroundCommand(host: object, argv: string[], options?: BackgroundCommandOptions): Promise<BackgroundCommandHandle>
 /** Like startBackgroundCommand, under the given policy instead of the host's. */
-export declare function startCommandWithPolicy(
-  host: object,
-  argv: string[],
-  options: BackgroundCommandOptions | undefined,
-  policy: BackgroundCommandPolicy,
-): Promise<BackgroundCommandHandle>
+export declare function startCommandWithPolicy(host: object, argv: string[], options: BackgroundCommandOptions | undefined, policy: BackgroundCommandPolicy): Promise<BackgroundCommandHandle>
 /** Whether a tool result is an in-band refusal; narrows the result to the tool's own type otherwise. */
 export declare function isToolRefusal(result: unknown): result is ToolRefusal
 /** The live status (synchronous). Throws for an unknown task id. */
 export declare function getBackgroundCommandStatus(host: object, taskId: string): BackgroundCommandStatus
 /** Resolves once settled; with timeoutMs, with the current status when that WAIT elapses. */
 export declare function awaitBackgroundCommand(host: object, taskId: string): Promise<SettledBackgroundCommandStatus>
-export declare function awaitBackgroundCommand(
-  host: object,
-  taskId: string,
-  opts?: { timeoutMs?: number },
-): Promise<BackgroundCommandStatus>
+export declare function awaitBackgroundCommand(host: object, taskId: string, opts?: { timeoutMs?: number }): Promise<BackgroundCommandStatus>
 /** Kill the command's process group (default SIGTERM, SIGKILL after the grace); resolves with the settled status. */
-export declare function killBackgroundCommand(
-  host: object,
-  taskId: string,
-  signal?: NodeJS.Signals,
-): Promise<SettledBackgroundCommandStatus>
+export declare function killBackgroundCommand(host: object, taskId: string, signal?: NodeJS.Signals): Promise<SettledBackgroundCommandStatus>
 /** Terminate every unsettled command of the host; resolves with how many were signalled. */
 export declare function killAllBackgroundCommands(host: object): Promise<number>
 /** One window of a stream, while it runs or after. */
-export declare function readBackgroundCommandOutput(
-  host: object,
-  taskId: string,
-  page: BackgroundCommandPageRequest,
-): Promise<BackgroundCommandOutputPage>
+export declare function readBackgroundCommandOutput(host: object, taskId: string, page: BackgroundCommandPageRequest): Promise<BackgroundCommandOutputPage>
 /**
  * The model-facing command tools bound to the host: NeuroLink's four
  * (`run_command_bg`, `command_status`, `command_output`, `command_kill`),
@@ -890,23 +848,13 @@ export declare function createBackgroundCommandTools<E extends ExtraBackgroundCo
   options?: BackgroundCommandToolsOptions<E>,
 ): BackgroundCommandTools & Pick<ExtraBackgroundCommandTools, E>
 /** The host's commands, oldest first. */
-export declare function listBackgroundCommands(
-  host: object,
-  filter?: BackgroundCommandListFilter,
-): BackgroundCommandListEntry[]
+export declare function listBackgroundCommands(host: object, filter?: BackgroundCommandListFilter): BackgroundCommandListEntry[]
 /** What a stream gained since the previous call of this function for it (default stdout). */
-export declare function readNewBackgroundCommandOutput(
-  host: object,
-  taskId: string,
-  stream?: 'stdout' | 'stderr',
-): BackgroundCommandNewOutput
+export declare function readNewBackgroundCommandOutput(host: object, taskId: string, stream?: 'stdout' | 'stderr'): BackgroundCommandNewOutput
 /** The whole text of a built-in artifact. */
 export declare function readArtifact(artifactId: string): Promise<string>
 /** One page of a built-in artifact, in the units of output pages. */
-export declare function retrieveArtifact(
-  artifactId: string,
-  options?: { offset?: number; limit?: number },
-): Promise<ArtifactPage>
+export declare function retrieveArtifact(artifactId: string, options?: { offset?: number; limit?: number }): Promise<ArtifactPage>
 /** Configure the read-only git toolset for a host. */
 export declare function configureGitTools(host: object, options: GitToolsetOptions): GitToolRuntimeSettings
 /** Run git (hardened prefix, replaced environment) in the configured repository; resolves when it settled. */
@@ -921,10 +869,7 @@ export declare function createGitTools(host: object): GitTools
  * non-string falls back to the built-in rule. `undefined` removes it.
  * NeuroLink: `setSessionResolver(this, (ctx) => resolveChecklistSessionId(this, ctx))`.
  */
-export declare function setSessionResolver(
-  host: object,
-  resolve: ((executionContext?: object) => string) | undefined,
-): void
+export declare function setSessionResolver(host: object, resolve: ((executionContext?: object) => string) | undefined): void
 /** What kernel confinement this machine supports (measured once per process). */
 export declare function confinementSupport(): ConfinementSupport
 /**
@@ -935,22 +880,13 @@ export declare function confinementSupport(): ConfinementSupport
  * invalid argument (start it with `stdin: "pipe"`); a settled command, or
  * one whose input is closed, is refused as not running.
  */
-export declare function writeBackgroundCommandInput(
-  host: object,
-  taskId: string,
-  data: string | Uint8Array,
-  options?: BackgroundCommandInputOptions,
-): Promise<BackgroundCommandInputResult>
+export declare function writeBackgroundCommandInput(host: object, taskId: string, data: string | Uint8Array, options?: BackgroundCommandInputOptions): Promise<BackgroundCommandInputResult>
 /**
  * Change the window size of a command running in a terminal; the command
  * gets SIGWINCH. Both sizes are integers from 1 to 65535. A command without
  * a terminal is an invalid argument; a settled one is refused as not running.
  */
-export declare function resizeBackgroundCommandTerminal(
-  host: object,
-  taskId: string,
-  size: { cols: number; rows: number },
-): void
+export declare function resizeBackgroundCommandTerminal(host: object, taskId: string, size: { cols: number; rows: number }): void
 
 /** What to wait for in a command's output. */
 export interface BackgroundCommandOutputWait {
@@ -1015,24 +951,13 @@ export interface BackgroundCommandSearchResult {
 }
 
 /** Resolve as soon as `pattern` appears in the command's output (matched in the engine as output arrives), or `matched: false` when it settles without it or `timeoutMs` elapses. */
-export declare function awaitBackgroundCommandOutput(
-  host: object,
-  taskId: string,
-  options: BackgroundCommandOutputWait,
-): Promise<BackgroundCommandOutputWaitResult>
+export declare function awaitBackgroundCommandOutput(host: object, taskId: string, options: BackgroundCommandOutputWait): Promise<BackgroundCommandOutputWaitResult>
 
 /** The lines of one stream that hold `pattern`, streaming the log (memory bounded whatever its size); works while running and after. */
-export declare function searchBackgroundCommandOutput(
-  host: object,
-  taskId: string,
-  options: BackgroundCommandSearchRequest,
-): Promise<BackgroundCommandSearchResult>
+export declare function searchBackgroundCommandOutput(host: object, taskId: string, options: BackgroundCommandSearchRequest): Promise<BackgroundCommandSearchResult>
 
 /** Call `listener` on the JS thread once for every command of `host` as it settles (both streams banked: the status is final). A listener that throws is reported as a process warning and disturbs nothing. Returns the unsubscribe function. */
-export declare function onBackgroundCommandSettled(
-  host: object,
-  listener: (status: BackgroundCommandStatus) => void,
-): () => void
+export declare function onBackgroundCommandSettled(host: object, listener: (status: BackgroundCommandStatus) => void): () => void
 
 /**
  * Call `listener` on the JS thread once each time a running command of `host` begins waiting for
@@ -1042,10 +967,7 @@ export declare function onBackgroundCommandSettled(
  * process warning and disturbs nothing. Returns the unsubscribe function. Never called where the
  * platform cannot tell (macOS).
  */
-export declare function onBackgroundCommandWaitingForInput(
-  host: object,
-  listener: (status: BackgroundCommandStatus) => void,
-): () => void
+export declare function onBackgroundCommandWaitingForInput(host: object, listener: (status: BackgroundCommandStatus) => void): () => void
 
 /** `configureLogs` options (SPEC §13). A field left out keeps its setting; `null` returns it to the default. */
 export interface LogOptions {

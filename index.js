@@ -19,7 +19,29 @@ const { limits } = require('./lib/contract.js')
 // optional one), which is the key order of the object it would otherwise
 // build itself (src/binding/outputs.rs).
 native.setObjectMakers(
-  (taskId, label, state, exitCode, signal, durationMs, stdoutBytes, stderrBytes, stdout, stderr, tailPreview, error, confined, containment, stdinOpen, waitingForInput, logsRemoved, confinementNotes, usage, limit, recovered) => {
+  (
+    taskId,
+    label,
+    state,
+    exitCode,
+    signal,
+    durationMs,
+    stdoutBytes,
+    stderrBytes,
+    stdout,
+    stderr,
+    tailPreview,
+    error,
+    confined,
+    containment,
+    stdinOpen,
+    waitingForInput,
+    logsRemoved,
+    confinementNotes,
+    usage,
+    limit,
+    recovered,
+  ) => {
     const s = { taskId, label, state }
     if (exitCode !== undefined) s.exitCode = exitCode
     if (signal !== undefined) s.signal = signal
@@ -343,7 +365,12 @@ function copyArray(v, max) {
     try {
       copy[i] = v[i]
     } catch (e) {
-      Object.defineProperty(copy, i, { enumerable: true, get() { throw e } })
+      Object.defineProperty(copy, i, {
+        enumerable: true,
+        get() {
+          throw e
+        },
+      })
     }
   }
   return copy
@@ -367,7 +394,12 @@ function snapshot(obj, fields, arrays) {
     try {
       v = obj[f]
     } catch (e) {
-      Object.defineProperty(copy, f, { enumerable: true, get() { throw e } })
+      Object.defineProperty(copy, f, {
+        enumerable: true,
+        get() {
+          throw e
+        },
+      })
       continue
     }
     if (v === undefined) continue
@@ -412,18 +444,7 @@ function start(host, argv, callerOptions, callerPolicy, explicit) {
         }
       : undefined
   const [signal, abortError] = abortSignalOf(options)
-  const handle = native.startCommand(
-    state.id,
-    argv,
-    options,
-    explicit,
-    explicit ? policy : undefined,
-    allowlist,
-    abortError,
-    os.tmpdir(),
-    hostSession(host, state, undefined),
-    hostBanks(host),
-  )
+  const handle = native.startCommand(state.id, argv, options, explicit, explicit ? policy : undefined, allowlist, abortError, os.tmpdir(), hostSession(host, state, undefined), hostBanks(host))
   track(handle.taskId, state.id, signal)
   return handle
 }
@@ -468,9 +489,7 @@ function backgroundCommandCounts(host, sessionId) {
 function setSessionResolver(host, resolve) {
   const state = hostState(host)
   if (resolve !== undefined && typeof resolve !== 'function') {
-    throw invalid(
-      `setSessionResolver expects a function (executionContext?: object) => string, or undefined to remove it (got ${describe(resolve)})`,
-    )
+    throw invalid(`setSessionResolver expects a function (executionContext?: object) => string, or undefined to remove it (got ${describe(resolve)})`)
   }
   state.resolver = resolve
 }

@@ -20,7 +20,6 @@ const FILE_TMP = mkdtempSync(join(tmpdir(), 'nlc-bad-input-'))
 process.env.TMPDIR = FILE_TMP
 after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
 
-
 const SH = '/bin/sh'
 const TEN_MIB = 'x'.repeat(10 * 1024 * 1024)
 /** A clear message repeats what it was given, but never a 10 MiB value. */
@@ -195,15 +194,18 @@ describe('hostile hosts work like any other object and are never changed', () =>
     ['a Proxy whose every trap throws', () => trapsThrow('host')],
     ['a revoked Proxy', () => revoked({})],
     ['a function', () => function host() {}],
-    ['an object whose bankArtifact and getToolContext getters throw', () =>
-      Object.freeze({
-        get bankArtifact(): never {
-          throw new Error('bankArtifact getter exploded')
-        },
-        get getToolContext(): never {
-          throw new Error('getToolContext getter exploded')
-        },
-      })],
+    [
+      'an object whose bankArtifact and getToolContext getters throw',
+      () =>
+        Object.freeze({
+          get bankArtifact(): never {
+            throw new Error('bankArtifact getter exploded')
+          },
+          get getToolContext(): never {
+            throw new Error('getToolContext getter exploded')
+          },
+        }),
+    ],
   ]
   for (const [what, make] of hosts) {
     test(`${what}: policy, start, status, await, pages, follow, list, counts, kill, kill-all, git and the tools all work`, async () => {
@@ -280,8 +282,28 @@ describe('setBackgroundCommandPolicy / startCommandWithPolicy: the policy', () =
     ['maxOutputBytes -Infinity', { allowedExecutables: [SH], cwdRoot: root, maxOutputBytes: -Infinity }, [/maxOutputBytes must be a positive finite number of bytes \(got -Infinity\)/]],
     ['a Proxy whose traps throw', trapsThrow('policy'), [/reading policy\.allowedExecutables failed/, /policy exploded/]],
     ['a revoked Proxy', revoked({ allowedExecutables: [SH], cwdRoot: root }), [/reading policy\.allowedExecutables failed/, /revoked/]],
-    ['a getter that throws', { allowedExecutables: [SH], get cwdRoot(): string { throw new Error('no root today') } }, [/reading policy\.cwdRoot failed/, /no root today/]],
-    ['allowedExecutables a Proxy array whose get trap throws', { allowedExecutables: new Proxy([SH], { get() { throw new Error('list trap') } }), cwdRoot: root }, [/allowedExecutables/]],
+    [
+      'a getter that throws',
+      {
+        allowedExecutables: [SH],
+        get cwdRoot(): string {
+          throw new Error('no root today')
+        },
+      },
+      [/reading policy\.cwdRoot failed/, /no root today/],
+    ],
+    [
+      'allowedExecutables a Proxy array whose get trap throws',
+      {
+        allowedExecutables: new Proxy([SH], {
+          get() {
+            throw new Error('list trap')
+          },
+        }),
+        cwdRoot: root,
+      },
+      [/allowedExecutables/],
+    ],
   ]
   test('setBackgroundCommandPolicy throws naming the field and what it must be; the host stays without a policy', () => {
     for (const [what, policy, want] of cases) {
@@ -317,11 +339,14 @@ describe('setBackgroundCommandPolicy / startCommandWithPolicy: the policy', () =
   })
   test('a policy that can be read field by field but not enumerated (its ownKeys trap throws) is stored whole: each field is read once by name, never half-stored', () => {
     const host = {}
-    const policy = new Proxy({ allowedExecutables: [SH], cwdRoot: root }, {
-      ownKeys() {
-        throw new Error('no keys for you')
+    const policy = new Proxy(
+      { allowedExecutables: [SH], cwdRoot: root },
+      {
+        ownKeys() {
+          throw new Error('no keys for you')
+        },
       },
-    })
+    )
     nc.setBackgroundCommandPolicy(host, policy)
     assert.deepEqual(nc.getBackgroundCommandPolicy(host), { allowedExecutables: [SH], cwdRoot: root })
   })
@@ -374,14 +399,33 @@ describe('startBackgroundCommand: argv and options', () => {
       ['env with a NUL in a name', { cwd: '.', env: { 'A\0B': 'x' } }, [/options\.env key "A\\0B" contains a NUL character/]],
       ['env with a NUL in a value', { cwd: '.', env: { A: 'x\0y' } }, [/env\["A"\] contains a NUL character/]],
       ['env a Proxy whose traps throw', { cwd: '.', env: trapsThrow('env') }, [/options\.env must be a plain object mapping names to strings/, /env exploded/]],
-      ['env with a throwing getter', { cwd: '.', env: { get A(): string { throw new Error('secret unavailable') } } }, [/reading options\.env\.A failed/, /secret unavailable/]],
+      [
+        'env with a throwing getter',
+        {
+          cwd: '.',
+          env: {
+            get A(): string {
+              throw new Error('secret unavailable')
+            },
+          },
+        },
+        [/reading options\.env\.A failed/, /secret unavailable/],
+      ],
       ['label a number', { cwd: '.', label: 5 }, [/options\.label must be a string \(got the number 5\)/]],
       ['sessionId an object', { cwd: '.', sessionId: {} }, [/options\.sessionId must be a string \(got an object\)/]],
       ['abortSignal a number', { cwd: '.', abortSignal: 1 }, [/options\.abortSignal must be an AbortSignal \(got the number 1\)/]],
       ['abortSignal a plain object', { cwd: '.', abortSignal: {} }, [/options\.abortSignal must be an AbortSignal \(got an object\)/]],
       ['a Proxy whose traps throw', trapsThrow('options'), [/options/, /options exploded/]],
       ['a revoked Proxy', revoked({ cwd: '.' }), [/reading options\.cwd failed/, /revoked/]],
-      ['a cwd getter that throws', { get cwd(): string { throw new Error('cwd unknowable') } }, [/reading options\.cwd failed/, /cwd unknowable/]],
+      [
+        'a cwd getter that throws',
+        {
+          get cwd(): string {
+            throw new Error('cwd unknowable')
+          },
+        },
+        [/reading options\.cwd failed/, /cwd unknowable/],
+      ],
     ]
     for (const [what, options, want] of cases) {
       await rejects(`options ${what}`, () => nc.startBackgroundCommand(host, [SH, '-c', 'true'], options as nc.BackgroundCommandOptions), ...want)
@@ -398,7 +442,7 @@ describe('startBackgroundCommand: argv and options', () => {
     const st = await settle(host, h.taskId)
     assert.equal(st.state, 'exited')
     assert.equal(st.tailPreview, `[stdout tail]\n${100_000 - 4}\n`)
-    assert.equal(st.label, `sh -c echo $# sh ${"x ".repeat(21)}x…`)
+    assert.equal(st.label, `sh -c echo $# sh ${'x '.repeat(21)}x…`)
 
     for (const [what, argv, env] of [
       ['a 10 MiB argument', [SH, '-c', 'echo ${#1}', 'sh', TEN_MIB], undefined],
@@ -427,12 +471,52 @@ describe('startBackgroundCommand: argv and options', () => {
       },
     })
     const cases: [string, () => unknown, Want[]][] = [
-      ['throws a symbol', () => { throw Symbol('nope') }, [/hook threw \(.*a symbol\)/]],
-      ['throws null', () => { throw null }, [/hook threw \(.*null\)/]],
-      ['throws undefined', () => { throw undefined }, [/hook threw \(.*undefined\)/]],
-      ['throws a revoked Proxy', () => { throw revokedProxy }, [/hook threw \(.*an object\)/]],
-      ['throws an object whose toString throws', () => { throw { toString() { throw new Error('no string') } } }, [/hook threw \(.*an object\)/]],
-      ['throws an Error whose message getter throws', () => { throw messageThrows }, [/hook threw/]],
+      [
+        'throws a symbol',
+        () => {
+          throw Symbol('nope')
+        },
+        [/hook threw \(.*a symbol\)/],
+      ],
+      [
+        'throws null',
+        () => {
+          throw null
+        },
+        [/hook threw \(.*null\)/],
+      ],
+      [
+        'throws undefined',
+        () => {
+          throw undefined
+        },
+        [/hook threw \(.*undefined\)/],
+      ],
+      [
+        'throws a revoked Proxy',
+        () => {
+          throw revokedProxy
+        },
+        [/hook threw \(.*an object\)/],
+      ],
+      [
+        'throws an object whose toString throws',
+        () => {
+          throw {
+            toString() {
+              throw new Error('no string')
+            },
+          }
+        },
+        [/hook threw \(.*an object\)/],
+      ],
+      [
+        'throws an Error whose message getter throws',
+        () => {
+          throw messageThrows
+        },
+        [/hook threw/],
+      ],
       ['returns a promise that never resolves', () => new Promise(() => {}), [/returned a Promise instead of true or a refusal string/]],
       ['returns a Proxy whose traps throw', () => trapsThrow('verdict'), [/returned an object instead of true or a refusal string/]],
       ['returns a boxed true', () => new Boolean(true), [/returned an object instead of true/]],
@@ -444,11 +528,17 @@ describe('startBackgroundCommand: argv and options', () => {
       const t0 = Date.now()
       await rejects(
         `hook ${what}`,
-        () => nc.startCommandWithPolicy(host, [SH, '-c', 'echo never'], { cwd: '.' }, {
-          allowedExecutables: [SH],
-          cwdRoot: root,
-          allowlist: hook as (argv: string[], cwd: string) => true | string,
-        }),
+        () =>
+          nc.startCommandWithPolicy(
+            host,
+            [SH, '-c', 'echo never'],
+            { cwd: '.' },
+            {
+              allowedExecutables: [SH],
+              cwdRoot: root,
+              allowlist: hook as (argv: string[], cwd: string) => true | string,
+            },
+          ),
         /the command was refused/,
         ...want,
       )
@@ -583,7 +673,10 @@ describe('counters and lists', () => {
     ] as const) {
       throws(`list(${what})`, () => nc.listBackgroundCommands(host, filter as nc.BackgroundCommandListFilter), ...want)
     }
-    assert.deepEqual(nc.listBackgroundCommands(host, null as unknown as undefined).map((e) => e.taskId), [taskId])
+    assert.deepEqual(
+      nc.listBackgroundCommands(host, null as unknown as undefined).map((e) => e.taskId),
+      [taskId],
+    )
     assert.deepEqual(nc.listBackgroundCommands(host, { running: true }), [])
   })
 })
@@ -625,7 +718,16 @@ describe('pages', () => {
       assert.equal(p.hasMore, false, `offset ${o}`)
       assert.equal(p.totalSize, all.length)
     }
-    for (const [l, want] of [[NaN, 50_000], [-5, 1], [0, 1], [0.9, 1], [-Infinity, 1], [Infinity, 200_000], [1e300, 200_000], [3.7, 3]] as const) {
+    for (const [l, want] of [
+      [NaN, 50_000],
+      [-5, 1],
+      [0, 1],
+      [0.9, 1],
+      [-Infinity, 1],
+      [Infinity, 200_000],
+      [1e300, 200_000],
+      [3.7, 3],
+    ] as const) {
       const p = await page(0, l)
       assert.equal(p.limit, want, `limit ${l}`)
       assert.equal(p.content, all.slice(0, want), `limit ${l}`)
@@ -680,8 +782,18 @@ describe('host callbacks', () => {
   test('getToolContext that throws, returns the wrong type or never resolves: the command counts in the host’s default session', async () => {
     const root = tempRoot('nlc-ctx-')
     const contexts: [string, () => unknown][] = [
-      ['throws', () => { throw new Error('no context') }],
-      ['throws a symbol', () => { throw Symbol('ctx') }],
+      [
+        'throws',
+        () => {
+          throw new Error('no context')
+        },
+      ],
+      [
+        'throws a symbol',
+        () => {
+          throw Symbol('ctx')
+        },
+      ],
       ['returns 42', () => 42],
       ['returns a string', () => 'session-1'],
       ['returns a number sessionId', () => ({ sessionId: 7 })],
@@ -705,15 +817,29 @@ describe('host callbacks', () => {
   test('bankArtifact that throws oddly or resolves to a hostile value: the outcome is kept with a fallback ref saying why', async () => {
     const root = tempRoot('nlc-bankbad-')
     const banks: [string, () => unknown, Want[]][] = [
-      ['throws a symbol', () => { throw Symbol('bank') }, [/bankArtifact threw or rejected \(a symbol\)/]],
+      [
+        'throws a symbol',
+        () => {
+          throw Symbol('bank')
+        },
+        [/bankArtifact threw or rejected \(a symbol\)/],
+      ],
       ['rejects with null', () => Promise.reject(null), [/bankArtifact threw or rejected \(null\)/]],
       ['rejects with a revoked Proxy', () => Promise.reject(revoked({})), [/bankArtifact threw or rejected \(an object\)/]],
-      ['resolves to a ref whose artifactId getter throws', async () => ({
-        get artifactId(): string {
-          throw new Error('id getter exploded')
-        },
-      }), [/not a BankedArtifactRef/, /reading ref\.artifactId failed/, /id getter exploded/]],
-      ['resolves to a ref with sizeBytes a string', async () => ({ artifactId: 'a', label: 'l', kind: 'command-output', sizeBytes: '5', preview: '', readBackHint: 'h' }), [/not a BankedArtifactRef/, /ref\.sizeBytes must be a number/]],
+      [
+        'resolves to a ref whose artifactId getter throws',
+        async () => ({
+          get artifactId(): string {
+            throw new Error('id getter exploded')
+          },
+        }),
+        [/not a BankedArtifactRef/, /reading ref\.artifactId failed/, /id getter exploded/],
+      ],
+      [
+        'resolves to a ref with sizeBytes a string',
+        async () => ({ artifactId: 'a', label: 'l', kind: 'command-output', sizeBytes: '5', preview: '', readBackHint: 'h' }),
+        [/not a BankedArtifactRef/, /ref\.sizeBytes must be a number/],
+      ],
       ['resolves to an array', async () => [], [/resolved to an array, which is not a BankedArtifactRef/]],
       ['resolves to a symbol', async () => Symbol('ref'), [/resolved to a symbol, which is not a BankedArtifactRef/]],
     ]
@@ -860,7 +986,15 @@ describe('the git toolset', () => {
       ['a function ref', { ref: () => 'HEAD' }, [/^git_log \{.*?\}: ref must be a string, not a function$/]],
       ['a bigint maxCount', { maxCount: 5n }, [/^git_log \{.*?\}: maxCount must be a number, not a bigint$/]],
       ['a Proxy whose traps throw', trapsThrow('git params'), [/git params exploded/]],
-      ['a getter that throws', { get ref(): string { throw new Error('ref getter exploded') } }, [/ref getter exploded/]],
+      [
+        'a getter that throws',
+        {
+          get ref(): string {
+            throw new Error('ref getter exploded')
+          },
+        },
+        [/ref getter exploded/],
+      ],
       ['a 10 MiB ref', { ref: TEN_MIB }, [/not a valid git revision/, /10485760 characters/]],
       ['maxCount NaN', { maxCount: NaN }, [/^git_log \{.*?\}: maxCount must be a number, not NaN$/]],
       ['maxCount Infinity', { maxCount: Infinity }, [/^git_log \{.*?\}: maxCount must be a number, not Infinity$/]],
@@ -894,14 +1028,34 @@ describe('the command tools', () => {
       ['run_command_bg', { argv: [SH, '-c', 'true'], cwd: 'a\0b' }, [/contains a NUL character/]],
       ['run_command_bg', { argv: [TEN_MIB] }, [/is not allowed/, /10485760 characters/]],
       ['run_command_bg', { argv: [SH, '-c', 'true'], timeoutMs: Infinity }, [/timeoutMs must be a positive number of milliseconds/]],
-      ['command_status', { get taskId(): string { throw new Error('id getter exploded') } }, [/id getter exploded/]],
+      [
+        'command_status',
+        {
+          get taskId(): string {
+            throw new Error('id getter exploded')
+          },
+        },
+        [/id getter exploded/],
+      ],
       ['command_status', { taskId: 'c1', waitMs: NaN }, [/waitMs must be a number of milliseconds/]],
       ['command_output', { taskId: 'c1', offset: Symbol('o') }, [/offset must be/]],
       ['command_kill', { taskId: Symbol('t') }, [/taskId must be a string \(got a symbol\)/]],
     ] as const) {
       await refusedInBand(`${name}`, tools[name].execute(params as Record<string, unknown>), ...want)
     }
-    for (const ctx of [42, 'session', null, trapsThrow('ctx'), revoked({ sessionId: 's' }), { get sessionId(): string { throw new Error('x') } }, { sessionId: 5 }]) {
+    for (const ctx of [
+      42,
+      'session',
+      null,
+      trapsThrow('ctx'),
+      revoked({ sessionId: 's' }),
+      {
+        get sessionId(): string {
+          throw new Error('x')
+        },
+      },
+      { sessionId: 5 },
+    ]) {
       const run = (await tools.run_command_bg.execute({ argv: [SH, '-c', 'echo ctx'] }, ctx as nc.ToolExecutionContext)) as nc.RunCommandToolResult
       assert.equal(typeof run.taskId, 'string', `context ${inspect(ctx)}: ${inspect(run)}`)
       assert.ok(run.running + run.finished >= 1, 'counted in the host’s session')
@@ -915,10 +1069,14 @@ describe('the command tools', () => {
     const tools = nc.createBackgroundCommandTools(host)
     const run = (await tools.run_command_bg.execute({ argv: [SH, '-c', 'echo $#', 'sh', ...Array<string>(99_996).fill('y')] })) as nc.RunCommandToolResult
     assert.equal(typeof run.taskId, 'string', inspect(run).slice(0, 300))
-    const st = await waitFor(async () => {
-      const s = (await tools.command_status.execute({ taskId: run.taskId, waitMs: 1000 })) as nc.CommandStatusToolResult
-      return SETTLED_STATES.includes(s.state) && s
-    }, 15_000, 'the big argv command')
+    const st = await waitFor(
+      async () => {
+        const s = (await tools.command_status.execute({ taskId: run.taskId, waitMs: 1000 })) as nc.CommandStatusToolResult
+        return SETTLED_STATES.includes(s.state) && s
+      },
+      15_000,
+      'the big argv command',
+    )
     assert.equal(st.tailPreview, '[stdout tail]\n99996\n')
     const msg = await refusedInBand('waitMs Infinity', tools.command_status.execute({ taskId: run.taskId, waitMs: Infinity }), /waitMs must be a number of milliseconds ≥ 0/)
     assert.match(msg, /Infinity/, 'the refusal shows the value given')

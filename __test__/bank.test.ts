@@ -19,10 +19,7 @@ after(async () => {
 type BankCall = { content: string; options: nc.BankArtifactOptions }
 
 /** A host whose bankArtifact answers with `answer` and records every call. */
-function bankingHost(
-  answer: (content: string, options: nc.BankArtifactOptions, n: number) => unknown,
-  extra: Record<string, unknown> = {},
-): { host: object; calls: BankCall[] } {
+function bankingHost(answer: (content: string, options: nc.BankArtifactOptions, n: number) => unknown, extra: Record<string, unknown> = {}): { host: object; calls: BankCall[] } {
   const calls: BankCall[] = []
   const host = {
     ...extra,
@@ -48,8 +45,7 @@ function refFor(content: string, options: nc.BankArtifactOptions, n: number): nc
 }
 
 // Output with multi-byte and invalid bytes, so "decoded as UTF-8" is checked exactly.
-const OUT_SCRIPT =
-  "process.stdout.write(Buffer.concat([Buffer.from('line one €\\n' + 'x'.repeat(700)), Buffer.from([0xff, 0xe2, 0x82])])); process.stderr.write('warn ✓\\n')"
+const OUT_SCRIPT = "process.stdout.write(Buffer.concat([Buffer.from('line one €\\n' + 'x'.repeat(700)), Buffer.from([0xff, 0xe2, 0x82])])); process.stderr.write('warn ✓\\n')"
 
 describe('a host with bankArtifact', () => {
   test('is called once per stream with the whole log decoded and the contract’s options; its refs become stdout and stderr', async () => {
@@ -84,7 +80,10 @@ describe('a host with bankArtifact', () => {
     const withCtx = bankingHost(async (c, o, n) => refFor(c, o, n), { getToolContext: () => ({ sessionId: ctxSession }) })
     const a = await nc.startBackgroundCommand(withCtx.host, [SH, '-c', 'echo a'], { cwd: '.' })
     await settle(withCtx.host, a.taskId)
-    assert.deepEqual(withCtx.calls.map((c) => c.options.sessionId), [ctxSession, ctxSession])
+    assert.deepEqual(
+      withCtx.calls.map((c) => c.options.sessionId),
+      [ctxSession, ctxSession],
+    )
 
     const plain = bankingHost(async (c, o, n) => refFor(c, o, n))
     for (let i = 0; i < 2; i++) {
@@ -126,9 +125,13 @@ describe('a host with bankArtifact', () => {
 
   const failures: [string, (c: string, o: nc.BankArtifactOptions, n: number) => unknown, string[]][] = [
     ['rejects', async () => Promise.reject(new Error('the artifact store is full')), ['the artifact store is full']],
-    ['throws', () => {
-      throw new Error('bank offline (ECONNREFUSED)')
-    }, ['bank offline (ECONNREFUSED)']],
+    [
+      'throws',
+      () => {
+        throw new Error('bank offline (ECONNREFUSED)')
+      },
+      ['bank offline (ECONNREFUSED)'],
+    ],
     ['resolves to a non-ref object', async () => ({ id: 'nope' }), ['not a BankedArtifactRef']],
     ['resolves to undefined', async () => undefined, ['undefined', 'not a BankedArtifactRef']],
     ['returns a number', () => 42, ['42', 'not a BankedArtifactRef']],
@@ -136,11 +139,10 @@ describe('a host with bankArtifact', () => {
   for (const [what, answer, why] of failures) {
     test(`a bankArtifact that ${what} still gives the outcome and a fallback ref saying why`, async () => {
       const { host, calls } = bankingHost(answer)
-      const h = await nc.startBackgroundCommand(
-        host,
-        [SH, '-c', "i=0; while [ $i -lt 100 ]; do printf '%s' 'ABCDEFGHIJ'; i=$((i+1)); done; echo oops >&2; exit 3"],
-        { cwd: '.', label: 'fails to bank' },
-      )
+      const h = await nc.startBackgroundCommand(host, [SH, '-c', "i=0; while [ $i -lt 100 ]; do printf '%s' 'ABCDEFGHIJ'; i=$((i+1)); done; echo oops >&2; exit 3"], {
+        cwd: '.',
+        label: 'fails to bank',
+      })
       const st = await settle(host, h.taskId)
       assert.equal(calls.length, 2)
       assert.equal(st.state, 'exited')
@@ -254,7 +256,10 @@ describe('hosts are kept apart', () => {
 
     const hb = await nc.startBackgroundCommand(b, ['/bin/echo', 'from-b'], { cwd: '.' })
     await settle(b, hb.taskId)
-    assert.deepEqual(nc.listBackgroundCommands(b).map((e) => e.taskId), [hb.taskId])
+    assert.deepEqual(
+      nc.listBackgroundCommands(b).map((e) => e.taskId),
+      [hb.taskId],
+    )
     assert.ok(!nc.listBackgroundCommands(a).some((e) => e.taskId === hb.taskId))
     assert.throws(() => nc.getBackgroundCommandStatus(a, hb.taskId), new RegExp(`No background command "${hb.taskId}"`))
 

@@ -65,10 +65,7 @@ test('the Vercel AI SDK: jsonSchema(inputSchema) as it is, a mock model runs the
     doGenerate: async (options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
       // what the SDK sent the model: our schemas, unchanged
       const sent = options.tools ?? []
-      assert.deepEqual(
-        Object.fromEntries(sent.map((t) => [t.name, t.type === 'function' ? t.inputSchema : undefined])),
-        Object.fromEntries(Object.values(ours).map((t) => [t.name, t.inputSchema])),
-      )
+      assert.deepEqual(Object.fromEntries(sent.map((t) => [t.name, t.type === 'function' ? t.inputSchema : undefined])), Object.fromEntries(Object.values(ours).map((t) => [t.name, t.inputSchema])))
       const results: Record<string, unknown>[] = []
       for (const m of options.prompt) {
         if (m.role !== 'tool') continue
@@ -178,7 +175,7 @@ function checkSchema(where: string, s: Record<string, unknown>): void {
   walk(s.properties, `${where}.properties`)
 }
 
-test('every tool schema — command tools with the extras, git tools, the MCP server\'s list — has a top the Anthropic API takes', async () => {
+test("every tool schema — command tools with the extras, git tools, the MCP server's list — has a top the Anthropic API takes", async () => {
   const repo = join(ROOT, 'repo')
   execFileSync('git', ['init', '-q', repo])
   writeFileSync(join(repo, 'a.txt'), 'a\n')

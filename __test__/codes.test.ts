@@ -279,9 +279,7 @@ describe('every refusal kind carries its code, the same on the host API and in t
       })()
     `
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['-e', script], { timeout: 30_000, env: { ...process.env, TMPDIR: dir } }, (err, so) =>
-        err ? reject(err) : resolve(so),
-      )
+      execFile(process.execPath, ['-e', script], { timeout: 30_000, env: { ...process.env, TMPDIR: dir } }, (err, so) => (err ? reject(err) : resolve(so)))
     })
     assert.deepEqual(JSON.parse(stdout), { before: 'string', host: 'NLC_HOST_EXITING', tool: 'NLC_HOST_EXITING' })
   })
@@ -295,9 +293,7 @@ test('NLC_NATIVE_MISSING: a copy of the package with no binary and no platform p
     mkdirSync(join(copy, 'lib'))
     for (const f of ['tools.js', 'load.js']) writeFileSync(join(copy, 'lib', f), readFileSync(join(repoDir, 'lib', f)))
     const probe = `try { require(${JSON.stringify(join(copy, 'index.js'))}); console.log('loaded') } catch (e) { console.log(JSON.stringify([e.code, e.packageName, e.message])) }`
-    const { stdout } = await new Promise<{ stdout: string }>((res, rej) =>
-      execFile(process.execPath, ['-e', probe], { cwd: copy }, (err, stdout) => (err ? rej(err) : res({ stdout }))),
-    )
+    const { stdout } = await new Promise<{ stdout: string }>((res, rej) => execFile(process.execPath, ['-e', probe], { cwd: copy }, (err, stdout) => (err ? rej(err) : res({ stdout }))))
     const [code, pkg, message] = JSON.parse(stdout) as [string, string, string]
     // The platform of the Node running this suite (the platform runs use arm64 and musl Nodes).
     const { currentPlatform } = require(join(repoDir, 'lib', 'load.js')) as { currentPlatform: () => string }
@@ -322,9 +318,20 @@ test('the codes produced are the declared ones, distinct per kind', () => {
   for (const c of ['NLC_LOG_DIR', 'NLC_IO', 'NLC_HOST_EXITING', 'NLC_NATIVE_MISSING', 'NLC_UNSUPPORTED_PLATFORM']) assert.ok(declared.includes(c), `${c} is declared`)
   // SPEC §7's list is declared in full.
   for (const c of [
-    'NLC_NO_POLICY', 'NLC_INVALID_ARGUMENT', 'NLC_SHELL_SYNTAX', 'NLC_NOT_ALLOWED', 'NLC_OUTSIDE_ROOT', 'NLC_VETOED',
-    'NLC_UNKNOWN_TASK', 'NLC_LOG_DIR', 'NLC_GIT_NOT_CONFIGURED', 'NLC_CONFINEMENT_UNAVAILABLE', 'NLC_NOT_RUNNING', 'NLC_HOST_EXITING',
-  ]) assert.ok(declared.includes(c), `${c} is declared`)
+    'NLC_NO_POLICY',
+    'NLC_INVALID_ARGUMENT',
+    'NLC_SHELL_SYNTAX',
+    'NLC_NOT_ALLOWED',
+    'NLC_OUTSIDE_ROOT',
+    'NLC_VETOED',
+    'NLC_UNKNOWN_TASK',
+    'NLC_LOG_DIR',
+    'NLC_GIT_NOT_CONFIGURED',
+    'NLC_CONFINEMENT_UNAVAILABLE',
+    'NLC_NOT_RUNNING',
+    'NLC_HOST_EXITING',
+  ])
+    assert.ok(declared.includes(c), `${c} is declared`)
   // The error reference has a row (meaning and fix) for each declared code, and the README points to it.
   const page = readFileSync(join(import.meta.dirname, '..', 'docs', 'reference', 'errors.md'), 'utf8')
   for (const c of declared) assert.match(page, new RegExp('^\\| `' + c + '` \\| [^|]+ \\| [^|]+ \\|$', 'm'), `docs/reference/errors.md has a row for ${c}`)

@@ -79,10 +79,7 @@ test('as root: a confined command holds no capabilities and is refused BPF, perf
   const r = root()
   const control = await probe(r, PRIVILEGED, false)
   assert.match(control.caps, /^CapInh=0{16} CapPrm=0*[1-9a-f][0-9a-f]* CapEff=0*[1-9a-f][0-9a-f]* CapBnd=0*[1-9a-f][0-9a-f]* CapAmb=0{16} NoNewPrivs=0$/)
-  assert.deepEqual(
-    { ...control, caps: undefined },
-    { caps: undefined, 'mknod-block': 'ok', 'mknod-char': 'ok', 'mknod-fifo': 'ok', bpf: 'ok', perf: 'ok', add_key: 'ok', mount: 'ok' },
-  )
+  assert.deepEqual({ ...control, caps: undefined }, { caps: undefined, 'mknod-block': 'ok', 'mknod-char': 'ok', 'mknod-fifo': 'ok', bpf: 'ok', perf: 'ok', add_key: 'ok', mount: 'ok' })
   const confined = await probe(r, PRIVILEGED, {})
   assert.deepEqual(confined, {
     caps: `CapInh=${EMPTY} CapPrm=${EMPTY} CapEff=${EMPTY} CapBnd=${EMPTY} CapAmb=${EMPTY} NoNewPrivs=1`,
@@ -113,11 +110,20 @@ test('a confined command cannot push input into its own terminal (TIOCSTI, also 
 function asNobody(script: string): string {
   const tmp = tempRoot('nlc-priv-tmp-')
   chmodSync(tmp, 0o777)
-  const r = spawnSync('setpriv', [...AS_NOBODY, NODE, '-e', `const nc = require(${JSON.stringify(ADDON)});\nnc.configureLogs({ removeOnExit: true });\n(async () => {\n${script}\n})().catch((e) => { console.log('FAILED ' + e.stack); process.exitCode = 1 })`], {
-    encoding: 'utf8',
-    env: { ...process.env, HOME: '/nonexistent', TMPDIR: tmp },
-    timeout: 60_000,
-  })
+  const r = spawnSync(
+    'setpriv',
+    [
+      ...AS_NOBODY,
+      NODE,
+      '-e',
+      `const nc = require(${JSON.stringify(ADDON)});\nnc.configureLogs({ removeOnExit: true });\n(async () => {\n${script}\n})().catch((e) => { console.log('FAILED ' + e.stack); process.exitCode = 1 })`,
+    ],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, HOME: '/nonexistent', TMPDIR: tmp },
+      timeout: 60_000,
+    },
+  )
   assert.equal(r.status, 0, `${r.stdout}${r.stderr}`)
   return r.stdout
 }
@@ -239,7 +245,7 @@ const next = () => {
 next()`
 }
 
-test('a confined command\'s refused connections are named in its status and in command_status: network is off, with the count', { skip: !NATIVE }, async () => {
+test("a confined command's refused connections are named in its status and in command_status: network is off, with the count", { skip: !NATIVE }, async () => {
   const server = net.createServer((s) => s.end())
   await new Promise<void>((res) => server.listen(0, '127.0.0.1', res))
   const port = (server.address() as net.AddressInfo).port
@@ -340,7 +346,10 @@ test('without network npm is told to work offline and not to retry, unless the e
   }
   assert.equal(await npmVars({ network: true }, { PATH: '/usr/bin:/bin' }), '')
   assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin' }), ALL)
-  assert.equal(await npmVars({ network: false }, { PATH: '/usr/bin:/bin', NPM_CONFIG_OFFLINE: 'false' }), 'NPM_CONFIG_OFFLINE=false\nnpm_config_fetch_retries=0\npnpm_config_fetch_retries=0\npnpm_config_offline=true\n')
+  assert.equal(
+    await npmVars({ network: false }, { PATH: '/usr/bin:/bin', NPM_CONFIG_OFFLINE: 'false' }),
+    'NPM_CONFIG_OFFLINE=false\nnpm_config_fetch_retries=0\npnpm_config_fetch_retries=0\npnpm_config_offline=true\n',
+  )
   // The host's environment, inherited, gains them too.
   const inherited = (await npmVars({ network: false })).split('\n')
   for (const line of ALL.trim().split('\n')) {

@@ -55,8 +55,7 @@ async function run(h: object, argv: string[], options: Partial<nc.BackgroundComm
   return { st, out, err }
 }
 
-const sh = (h: object, script: string, options: Partial<nc.BackgroundCommandOptions> = {}) =>
-  run(h, [SH, '-c', script], options)
+const sh = (h: object, script: string, options: Partial<nc.BackgroundCommandOptions> = {}) => run(h, [SH, '-c', script], options)
 
 /**
  * qemu-user (the arm64 runs of `pnpm run test:platforms`, which set
@@ -113,10 +112,7 @@ confinedTest('a confined command cannot create files outside its write trees; th
     assert.match(refused.err, /Directory nonexistent/)
     assert.equal(existsSync(join(dir, 'made')), false)
   }
-  const ok = await sh(
-    confined,
-    'echo r > in-root && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "$TMPDIR" && [ "$TMP" = "$TMPDIR" ] && [ "$TEMP" = "$TMPDIR" ]',
-  )
+  const ok = await sh(confined, 'echo r > in-root && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "$TMPDIR" && [ "$TMP" = "$TMPDIR" ] && [ "$TEMP" = "$TMPDIR" ]')
   assert.equal(ok.st.exitCode, 0, ok.err)
   assert.equal(readFileSync(join(r, 'in-root'), 'utf8'), 'r\n')
   const [t, tmp] = ok.out.trimEnd().split('\n')
@@ -131,7 +127,7 @@ confinedTest('a confined command cannot create files outside its write trees; th
   assert.equal(readFileSync(join(own, 'k'), 'utf8'), 'k\n')
 })
 
-confinedTest('a host that exits leaves no private TMPDIR behind: neither its running command\'s (one that outlives it) nor the one made ahead', async () => {
+confinedTest("a host that exits leaves no private TMPDIR behind: neither its running command's (one that outlives it) nor the one made ahead", async () => {
   const r = root()
   const fixture = join(__dirname, 'fixtures', 'confined-exit-host.js')
   for (const how of ['exit', 'end']) {
@@ -140,15 +136,11 @@ confinedTest('a host that exits leaves no private TMPDIR behind: neither its run
     const { pid, dirs } = JSON.parse(child.stdout) as { pid: number; dirs: string[] }
     // The control: while the host ran, both directories were there.
     assert.equal(dirs.length, 2, `${how}: the command's TMPDIR and the next one's, made ahead: ${dirs}`)
-    await waitFor(
-      () => readdirSync(tmpdir()).filter((n) => n.startsWith(`neurolink-commands-tmp-${pid}-`)).length === 0,
-      5_000,
-      `${how}: every private TMPDIR of host ${pid} to be removed`,
-    )
+    await waitFor(() => readdirSync(tmpdir()).filter((n) => n.startsWith(`neurolink-commands-tmp-${pid}-`)).length === 0, 5_000, `${how}: every private TMPDIR of host ${pid} to be removed`)
   }
 })
 
-confinedTest('each private TMPDIR is its own command\'s: commands of one policy, one after another and side by side, cannot write each other\'s', async () => {
+confinedTest("each private TMPDIR is its own command's: commands of one policy, one after another and side by side, cannot write each other's", async () => {
   const r = root()
   const confined = host(r, {})
   // One after another: the engine keeps one ruleset for the policy and
@@ -268,12 +260,15 @@ confinedTest('a confined command cannot signal the host', async () => {
 confinedTest('grandchildren, also one in a new session (setsid), are confined the same way', async () => {
   const r = root()
   const home = homeDir()
-  const script = (tag: string) =>
-    `${SETSID} ${BASH} -c 'echo g > ${home}/${tag}; echo $? > ${r}/${tag}.status; kill -0 ${process.pid}; echo $? >> ${r}/${tag}.status' & wait`
+  const script = (tag: string) => `${SETSID} ${BASH} -c 'echo g > ${home}/${tag}; echo $? > ${r}/${tag}.status; kill -0 ${process.pid}; echo $? >> ${r}/${tag}.status' & wait`
   await sh(host(r), script('open'))
   await sh(host(r, {}), script('confined'))
   const status = (tag: string) =>
-    waitFor(() => existsSync(join(r, `${tag}.status`)) && readFileSync(join(r, `${tag}.status`), 'utf8').split('\n').length > 2 && readFileSync(join(r, `${tag}.status`), 'utf8'), 10_000, `${tag} grandchild`)
+    waitFor(
+      () => existsSync(join(r, `${tag}.status`)) && readFileSync(join(r, `${tag}.status`), 'utf8').split('\n').length > 2 && readFileSync(join(r, `${tag}.status`), 'utf8'),
+      10_000,
+      `${tag} grandchild`,
+    )
   assert.equal(await status('open'), '0\n0\n')
   assert.equal(existsSync(join(home, 'open')), true)
   assert.equal(await status('confined'), '1\n1\n', 'the setsid grandchild can neither write $HOME nor signal the host')
@@ -385,14 +380,16 @@ test('fail closed: without the Landlock ABI needed nothing starts, and the refus
      try { await nc.startBackgroundCommand(h, ['/bin/sh', '-c', 'true'], { cwd: '.' }); console.log('STARTED') } catch (e) { console.log(e.code + ' ' + e.message) }`,
   )
   const [offline, online] = noSeccomp.trim().split('\n')
-  assert.match(offline, /^NLC_CONFINEMENT_UNAVAILABLE .*seccomp filters \(to refuse BPF, perf events, keyrings, device nodes, terminal input injection, and UDP and non-unix sockets under network: false\) are not available/)
+  assert.match(
+    offline,
+    /^NLC_CONFINEMENT_UNAVAILABLE .*seccomp filters \(to refuse BPF, perf events, keyrings, device nodes, terminal input injection, and UDP and non-unix sockets under network: false\) are not available/,
+  )
   assert.match(online, /^NLC_CONFINEMENT_UNAVAILABLE .*seccomp filters \(to refuse BPF, perf events, keyrings, device nodes and terminal input injection\) are not available/)
 })
 
 function makeRepo(): string {
   const repo = root()
-  const g = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.test', ...args], { cwd: repo, encoding: 'utf8' })
+  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.test', ...args], { cwd: repo, encoding: 'utf8' })
   g('init', '-q', '-b', 'main')
   writeFileSync(join(repo, 'a.txt'), 'one\ntwo\n')
   g('add', '.')
@@ -513,14 +510,8 @@ confinedTest('the host is not confined afterwards: its main thread and a worker 
 
 confinedTest('real tools work under the default confinement: node, npm and pnpm scripts, python3 multiprocessing, git', async () => {
   const r = root()
-  writeFileSync(
-    join(r, 'package.json'),
-    JSON.stringify({ name: 'probe', version: '1.0.0', scripts: { hi: 'node -e "console.log(6*7)"' } }),
-  )
-  writeFileSync(
-    join(r, 'mp.py'),
-    'import multiprocessing as mp\nif __name__ == "__main__":\n    with mp.Pool(2) as p:\n        print(p.map(abs, [-1, -2]))\n',
-  )
+  writeFileSync(join(r, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', scripts: { hi: 'node -e "console.log(6*7)"' } }))
+  writeFileSync(join(r, 'mp.py'), 'import multiprocessing as mp\nif __name__ == "__main__":\n    with mp.Pool(2) as p:\n        print(p.map(abs, [-1, -2]))\n')
   const tools = ['/usr/bin/npm', '/usr/bin/pnpm', '/usr/bin/python3', '/usr/bin/git'].filter((t) => existsSync(t))
   const h = {}
   nc.setBackgroundCommandPolicy(h, { allowedExecutables: [NODE, SH, ...tools], cwdRoot: r, confine: {} })
@@ -534,10 +525,7 @@ confinedTest('real tools work under the default confinement: node, npm and pnpm 
   if (tools.includes('/usr/bin/npm')) assert.match(await ok(['/usr/bin/npm', 'run', 'hi']), /\n42\n/)
   if (tools.includes('/usr/bin/pnpm')) assert.match(await ok(['/usr/bin/pnpm', 'run', 'hi']), /^42\n/m)
   if (tools.includes('/usr/bin/python3')) assert.equal(await ok(['/usr/bin/python3', 'mp.py']), '[1, 2]\n')
-  assert.equal(
-    await ok([SH, '-c', 'git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m m && git log --format=%s']),
-    'm\n',
-  )
+  assert.equal(await ok([SH, '-c', 'git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m m && git log --format=%s']), 'm\n')
 })
 
 confinedTest('fail closed for real: where user namespaces are refused, level "full" starts nothing and names the ways out; level "landlock" runs', () => {
@@ -562,8 +550,7 @@ confinedTest('fail closed for real: where user namespaces are refused, level "fu
       const st = await nc.awaitBackgroundCommand(l, t.taskId);
       console.log('LANDLOCK ' + st.exitCode + ' ' + st.confined);
     })().catch((e) => { console.log('UNEXPECTED ' + e.message); process.exit(1) })`
-  const inNamespace = (limit: string) =>
-    execFileSync('unshare', ['-Ur', 'sh', '-c', `echo ${limit} > /proc/sys/user/max_user_namespaces && exec "$0" -e "$1"`, NODE, body], { encoding: 'utf8' })
+  const inNamespace = (limit: string) => execFileSync('unshare', ['-Ur', 'sh', '-c', `echo ${limit} > /proc/sys/user/max_user_namespaces && exec "$0" -e "$1"`, NODE, body], { encoding: 'utf8' })
   const [support, full, landlock] = inNamespace('0').trimEnd().split('\n')
   const [namespaces, whyNot] = JSON.parse(support!)
   assert.equal(namespaces, false)

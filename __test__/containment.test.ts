@@ -96,19 +96,13 @@ async function runHost(t: TestContext, mode: string, asNobody = false): Promise<
     'the host to report',
   )
   const reported = JSON.parse(line)
-  const pids = Object.fromEntries(
-    FORMS.map((f) => [f, Number(readFileSync(join(dir, `${f}.pid`), 'utf8').trim())]),
-  ) as Outcome['pids']
+  const pids = Object.fromEntries(FORMS.map((f) => [f, Number(readFileSync(join(dir, `${f}.pid`), 'utf8').trim())])) as Outcome['pids']
   return { reported, pids, mark, hostExited, hostPid: child.pid! }
 }
 
 /** Wait until none of the escapees lives (zombies count as gone). */
 async function allGone(o: Outcome, ms: number, what: string): Promise<void> {
-  await waitFor(
-    () => FORMS.every((f) => !ours(o.pids[f], o.mark)),
-    ms,
-    `${what}: every escapee gone (left: ${FORMS.filter((f) => ours(o.pids[f], o.mark)).join(', ')})`,
-  )
+  await waitFor(() => FORMS.every((f) => !ours(o.pids[f], o.mark)), ms, `${what}: every escapee gone (left: ${FORMS.filter((f) => ours(o.pids[f], o.mark)).join(', ')})`)
 }
 
 const expectTree = cgroupsPossible()
@@ -123,7 +117,10 @@ for (const mode of ['settle', 'kill', 'timeout'] as const) {
       // Settled: the tree was stopped before the status was published.
       await allGone(o, 1_000, `after ${mode}`)
     } else {
-      assert.ok(FORMS.every((f) => ours(o.pids[f], o.mark)), 'with group containment they survive')
+      assert.ok(
+        FORMS.every((f) => ours(o.pids[f], o.mark)),
+        'with group containment they survive',
+      )
     }
   })
 }
@@ -138,7 +135,10 @@ test('escaped descendants are stopped when the host exits normally', async (t) =
 test('escaped descendants are stopped within seconds when the host is SIGKILLed', async (t) => {
   const o = await runHost(t, 'wait')
   assert.equal(o.reported.containment, expectTree ? 'tree' : 'group')
-  assert.ok(FORMS.every((f) => ours(o.pids[f], o.mark)), 'the control: all four run while the host lives')
+  assert.ok(
+    FORMS.every((f) => ours(o.pids[f], o.mark)),
+    'the control: all four run while the host lives',
+  )
   process.kill(o.hostPid, 'SIGKILL')
   await o.hostExited
   if (o.reported.containment === 'tree') await allGone(o, 6_000, 'after the host was SIGKILLed')
@@ -181,7 +181,12 @@ test('a command has no controlling terminal; a terminal command has its own', as
     stdio: ['pipe', 'pipe', 'pipe'],
     timeout: 30_000,
   })
-  const r = JSON.parse(out.split('\n').find((l) => l.trim().startsWith('{'))!.trim())
+  const r = JSON.parse(
+    out
+      .split('\n')
+      .find((l) => l.trim().startsWith('{'))!
+      .trim(),
+  )
   // The control: the host itself has a controlling terminal.
   assert.match(r.hostTty, /^\/dev\/pts\/\d+$/)
   // errno 6 (ENXIO), tty_nr 0, and the command leads its session.

@@ -29,7 +29,7 @@ test('every tool object carries its spec: description and inputSchema byte for b
   }
 })
 
-test('the shared limits are the engine\'s enforced values', () => {
+test("the shared limits are the engine's enforced values", () => {
   const { limits } = JSON.parse(native.toolContract())
   assert.equal(limits.defaultTimeoutMs, 120000)
   assert.equal(limits.defaultMaxOutputBytes, 10485760)
@@ -41,7 +41,18 @@ test('the shared limits are the engine\'s enforced values', () => {
 
 test('the JS sources define none of the shared limits or lists again', () => {
   const files = ['index.js', 'lib/tools.js', 'lib/terms.js', 'lib/contract.js', 'mcp/lib/config.js', 'mcp/lib/server.js', 'mcp/lib/render.js']
-  const again = [/\b120000\b/, /\b200000\b/, /\b65536\b/, /\b10485760\b/, /\b33554432\b/, /previewChars: \d/, /\/\^nlc-/, /\['command_input', 'command_list'\]/, /'allowedExecutables', 'cwdRoot'/, /'repoRoot', 'timeoutMs'/]
+  const again = [
+    /\b120000\b/,
+    /\b200000\b/,
+    /\b65536\b/,
+    /\b10485760\b/,
+    /\b33554432\b/,
+    /previewChars: \d/,
+    /\/\^nlc-/,
+    /\['command_input', 'command_list'\]/,
+    /'allowedExecutables', 'cwdRoot'/,
+    /'repoRoot', 'timeoutMs'/,
+  ]
   for (const f of files) {
     const text = readFileSync(new URL(f, root), 'utf8')
     for (const re of again) assert.doesNotMatch(text, re, `${f} defines ${re} again; take it from lib/contract.js (the engine's contract)`)
@@ -62,7 +73,7 @@ function fields(body: string): { name: string; optional: boolean; type: string }
     })
 }
 
-test('index.d.ts declares each tool\'s params as its spec does (names, optionality, types)', () => {
+test("index.d.ts declares each tool's params as its spec does (names, optionality, types)", () => {
   const dts = readFileSync(new URL('index.d.ts', root), 'utf8')
   const { tools } = JSON.parse(native.toolContract()) as {
     tools: { name: string; inputSchema: { properties: Record<string, { type: string; enum?: string[]; items?: { enum?: string[] } }>; required: string[] } }[]
@@ -70,7 +81,11 @@ test('index.d.ts declares each tool\'s params as its spec does (names, optionali
   const alias = (name: string) => {
     const m = new RegExp(`export type ${name} =([^]*?)\\n(?=export|\\n)`).exec(dts)
     assert.ok(m, `type ${name} in index.d.ts`)
-    return m[1].replace(/\/\*\*[\s\S]*?\*\//g, '').replace(/\s+/g, ' ').trim().replace(/^\| /, '')
+    return m[1]
+      .replace(/\/\*\*[\s\S]*?\*\//g, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .replace(/^\| /, '')
   }
   const tsType = (s: { type: string; enum?: string[]; items?: { enum?: string[] } }) => {
     if (s.enum) return s.enum.map((v) => `'${v}'`).join(' | ')
@@ -106,7 +121,9 @@ test('index.d.ts declares each tool\'s params as its spec does (names, optionali
     const props = t.inputSchema.properties
     if (t.name === 'command_output') {
       // A union of the two ways to name the text (SPEC §3: the rule lives in the description and the runtime).
-      const branches = alias('CommandOutputParams').split(/\s\|\s(?=\{)/).map((b) => fields(b.trim().replace(/^\{|\}$/g, '')))
+      const branches = alias('CommandOutputParams')
+        .split(/\s\|\s(?=\{)/)
+        .map((b) => fields(b.trim().replace(/^\{|\}$/g, '')))
       const names = new Set(branches.flat().map((f) => f.name))
       assert.deepEqual([...names].sort(), Object.keys(props).sort(), 'command_output: the union names every param')
       for (const f of branches.flat()) assert.equal(declared(f.type), tsType(props[f.name]), `command_output.${f.name}`)
@@ -127,7 +144,7 @@ test('index.d.ts declares each tool\'s params as its spec does (names, optionali
   }
 })
 
-test('the defaults and bounds index.d.ts documents are the engine\'s', () => {
+test("the defaults and bounds index.d.ts documents are the engine's", () => {
   const dts = readFileSync(new URL('index.d.ts', root), 'utf8')
   const { limits: l } = JSON.parse(native.toolContract())
   const documented: [RegExp, number][] = [

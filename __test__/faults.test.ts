@@ -23,12 +23,9 @@ const FILE_TMP = mkdtempSync(join(tmpdir(), 'nlc-faults-'))
 process.env.TMPDIR = FILE_TMP
 after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
 
-
 const SH = '/bin/sh'
 /** strerror(EMFILE) as the addon's libc spells it (musl words it differently from glibc). */
-const EMFILE = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime
-  ? 'Too many open files'
-  : 'No file descriptors available'
+const EMFILE = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime ? 'Too many open files' : 'No file descriptors available'
 const FIXTURE = join(__dirname, 'fixtures', 'fault-host.js')
 
 /** Mount a tmpfs of `size` at a fresh directory; unmounted (lazily, so a busy mount cannot stick) after the test. */
@@ -48,10 +45,7 @@ function tmpfs(t: TestContext, size: string, readOnly = false): string {
 /** Run a fault scenario in a child host; resolves with its JSON report. */
 function child(scenario: string, cfg: object, env: Record<string, string>, fdLimit?: number): Promise<Record<string, any>> {
   const args = [FIXTURE, scenario, JSON.stringify(cfg)]
-  const [file, argv] =
-    fdLimit === undefined
-      ? [process.execPath, args]
-      : [SH, ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, ...args]]
+  const [file, argv] = fdLimit === undefined ? [process.execPath, args] : [SH, ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, ...args]]
   return new Promise((resolve, reject) => {
     execFile(file, argv, { env: { ...process.env, ...env }, timeout: 50_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const line = stdout.trim().split('\n').pop() ?? ''
@@ -165,8 +159,14 @@ test('the file-descriptor limit is exhausted (ulimit -n 64): clear errors, no cr
   const last = r.staircase.at(-1)
   assert.equal(last.how, 'running', JSON.stringify(r.staircase))
   for (const f of r.staircase.slice(0, -1)) ranOut(f)
-  assert.ok(r.staircase.some((f: { how: string }) => f.how === 'settled'), `a start ran out at the spawn: ${JSON.stringify(r.staircase)}`)
-  assert.ok(r.staircase.some((f: { how: string }) => f.how === 'rejected'), `a start ran out before it: ${JSON.stringify(r.staircase)}`)
+  assert.ok(
+    r.staircase.some((f: { how: string }) => f.how === 'settled'),
+    `a start ran out at the spawn: ${JSON.stringify(r.staircase)}`,
+  )
+  assert.ok(
+    r.staircase.some((f: { how: string }) => f.how === 'rejected'),
+    `a start ran out before it: ${JSON.stringify(r.staircase)}`,
+  )
   // With no descriptor left at all: a start is refused, a read fails, status and kill still answer.
   assert.ok(r.hogged >= 0)
   assert.equal(r.during.start.how, 'rejected')
@@ -186,10 +186,14 @@ test('the file-descriptor limit is exhausted (ulimit -n 64): clear errors, no cr
 
 /** The pid (= process group) a command printed on its first line. */
 async function firstLinePid(host: object, taskId: string): Promise<number> {
-  const line = await waitFor(async () => {
-    const p = await nc.readBackgroundCommandOutput(host, taskId, { stream: 'stdout' })
-    return p.content.includes('\n') && p.content.split('\n')[0]
-  }, 10_000, 'the pid line')
+  const line = await waitFor(
+    async () => {
+      const p = await nc.readBackgroundCommandOutput(host, taskId, { stream: 'stdout' })
+      return p.content.includes('\n') && p.content.split('\n')[0]
+    },
+    10_000,
+    'the pid line',
+  )
   return Number(line)
 }
 
@@ -225,7 +229,7 @@ test('SIGSTOPped commands time out correctly: SIGTERM with SIGCONT ends them, SI
     assert.equal(st.signal, signal, what)
     assert.equal(st.exitCode, undefined, what)
     assert.match(st.error ?? '', /exceeded its 300ms budget/, what)
-    assert.ok(!(st.tailPreview.includes('never')), what)
+    assert.ok(!st.tailPreview.includes('never'), what)
     assert.ok(ms >= 300 && ms < 5000, `${what}: settled after ${ms} ms`)
     await waitFor(() => groupMembers(pid).length === 0, 5000, `${what}: group ${pid} gone`)
   }

@@ -4,17 +4,7 @@
 // the replaced environment and the exact result fields.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
@@ -310,7 +300,9 @@ test('values, never flags: option-shaped values are refused and no file is creat
   const out = join(fx.root, 'out')
   mkdirSync(out)
   const before = snapshot(fx.root)
-  const cwdBefore = readdirSync(process.cwd()).filter((n) => n.includes('pwned')).sort()
+  const cwdBefore = readdirSync(process.cwd())
+    .filter((n) => n.includes('pwned'))
+    .sort()
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['git_log', { ref: `--output=${out}/pwned-log` }, /ref "--output=.*pwned-log" must not start with "-"/],
     ['git_log', { ref: '--output=pwned-rel' }, /must not start with "-"/],
@@ -348,7 +340,12 @@ test('values, never flags: option-shaped values are refused and no file is creat
 
   assert.deepEqual(snapshot(fx.root), before, 'nothing in the repository (or next to it) changed')
   assert.deepEqual(readdirSync(out), [])
-  assert.deepEqual(readdirSync(process.cwd()).filter((n) => n.includes('pwned')).sort(), cwdBefore)
+  assert.deepEqual(
+    readdirSync(process.cwd())
+      .filter((n) => n.includes('pwned'))
+      .sort(),
+    cwdBefore,
+  )
   assert.equal(existsSync('/pwned-rel'), false)
 })
 
@@ -528,7 +525,10 @@ test('a repository naming programs for every hook: every tool runs, none of the 
   // Controls: the same repository makes plain git start these programs.
   const controls: [string[], string[]][] = [
     [['diff', 'HEAD~6', 'HEAD~5'], ['diff-external']],
-    [['diff', '--no-ext-diff'], ['filter-clean', 'filter-process']],
+    [
+      ['diff', '--no-ext-diff'],
+      ['filter-clean', 'filter-process'],
+    ],
     [['diff', 'HEAD~4', 'HEAD~3'], ['diff-driver-command']],
     [['blame', '--', 'c.bin'], ['textconv']],
     [['log', '-1', `${fx.signed[0]}`], ['gpg-openpgp-program']],
@@ -549,7 +549,10 @@ test('a repository naming programs for every hook: every tool runs, none of the 
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 20_000,
   })
-  assert.ok(marks(fx).some((m) => m.startsWith('pager')), `control: plain git on a terminal starts the pager (saw ${marks(fx)})`)
+  assert.ok(
+    marks(fx).some((m) => m.startsWith('pager')),
+    `control: plain git on a terminal starts the pager (saw ${marks(fx)})`,
+  )
   clearMarks(fx)
 
   const host = gitHost(fx.repo, { previewChars: 4000 })
@@ -641,7 +644,10 @@ test('registering git never lets run_command_bg run git, and git runs stay out o
   host.registerBackgroundCommandTools({ allowedExecutables: [SH], cwdRoot: fx.repo })
   host.registerGitTools({ repoRoot: fx.repo })
   host.registerGitTools({ repoRoot: fx.repo, gitExecutable: gitPath })
-  for (const argv of [['git', 'log'], [gitPath, 'log']]) {
+  for (const argv of [
+    ['git', 'log'],
+    [gitPath, 'log'],
+  ]) {
     const e = refusal(await host.executeTool('run_command_bg', { argv }))
     assert.match(e, new RegExp(`Executable "${argv[0]}" is not allowed`))
   }
@@ -671,10 +677,7 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
   const fx = buildRepo()
   // a git executable that records its argv and its exact environment, then runs git
   const wrapper = join(fx.root, 'git-recorder')
-  writeFileSync(
-    wrapper,
-    `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > '${fx.root}/argv.last'\ncat /proc/$$/environ > '${fx.root}/env.last'\nexec git "$@"\n`,
-  )
+  writeFileSync(wrapper, `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > '${fx.root}/argv.last'\ncat /proc/$$/environ > '${fx.root}/env.last'\nexec git "$@"\n`)
   chmodSync(wrapper, 0o755)
   // Unconfined: the recorder writes beside the repository, where a confined
   // git may not (a confined run also gains its private TMPDIR/TMP/TEMP).
@@ -706,7 +709,9 @@ test('GitToolResult: exact fields, the argv that ran, the replaced environment',
 
   // the environment is replaced: exactly the contract's variables
   const env = readFileSync(join(fx.root, 'env.last'), 'utf8').split('\0').filter(Boolean).sort()
-  const want = Object.entries(toolEnv()).map(([k, v]) => `${k}=${v}`).sort()
+  const want = Object.entries(toolEnv())
+    .map(([k, v]) => `${k}=${v}`)
+    .sort()
   assert.deepEqual(env, want)
 
   // the default executable "git" is resolved once to its absolute path
@@ -812,9 +817,18 @@ test('every process the git tools start is confined: a gitExecutable wrapper can
   const r0 = await nc.runGitCommand(open, ['log', '--oneline'])
   assert.equal(r0.ok, true)
   const written = steps()
-  assert.ok(written.some((a) => / config --list /.test(a)), `a listing step wrote: ${written.join(' | ')}`)
-  assert.ok(written.some((a) => / rev-parse /.test(a)), `a rev-parse step wrote: ${written.join(' | ')}`)
-  assert.ok(written.some((a) => / log --oneline /.test(a)), `the run wrote: ${written.join(' | ')}`)
+  assert.ok(
+    written.some((a) => / config --list /.test(a)),
+    `a listing step wrote: ${written.join(' | ')}`,
+  )
+  assert.ok(
+    written.some((a) => / rev-parse /.test(a)),
+    `a rev-parse step wrote: ${written.join(' | ')}`,
+  )
+  assert.ok(
+    written.some((a) => / log --oneline /.test(a)),
+    `the run wrote: ${written.join(' | ')}`,
+  )
   for (const f of readdirSync(outside)) rmSync(join(outside, f))
 
   const host = {}
@@ -836,10 +850,7 @@ test('every process the git tools start is confined: a gitExecutable wrapper can
 test('a configuration listing that fails is NLC_GIT_FAILED with git’s own words', async () => {
   const fx = buildRepo('nlc-git-listfail-')
   const wrapper = join(fx.root, 'git-no-config')
-  writeFileSync(
-    wrapper,
-    `#!/bin/sh\ncase " $* " in *" config --list "*) echo 'fatal: bad config line 3 in file .git/config' >&2; exit 128;; esac\nexec git "$@"\n`,
-  )
+  writeFileSync(wrapper, `#!/bin/sh\ncase " $* " in *" config --list "*) echo 'fatal: bad config line 3 in file .git/config' >&2; exit 128;; esac\nexec git "$@"\n`)
   chmodSync(wrapper, 0o755)
   for (const confine of [false, undefined]) {
     const host = {}

@@ -46,11 +46,7 @@ export function hostWith(root: string, allowed: string[] = ['/bin/sh'], extra: P
 }
 
 /** Poll `check` every few ms until it returns a truthy value or `ms` elapses. */
-export async function waitFor<T>(
-  check: () => T | Promise<T>,
-  ms = 10_000,
-  what = 'condition',
-): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
+export async function waitFor<T>(check: () => T | Promise<T>, ms = 10_000, what = 'condition'): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
   ms *= WAIT_SCALE
   const deadline = Date.now() + ms
   for (;;) {
@@ -122,12 +118,7 @@ export async function settle(host: object, taskId: string, ms = 15_000): Promise
  * Read a whole stream back in pages of `limit` characters, checking every
  * page's bookkeeping (offset, clamped limit, totalSize, hasMore, length).
  */
-export async function readPages(
-  host: object,
-  taskId: string,
-  stream: 'stdout' | 'stderr',
-  limit: number,
-): Promise<{ text: string; pages: nc.BackgroundCommandOutputPage[] }> {
+export async function readPages(host: object, taskId: string, stream: 'stdout' | 'stderr', limit: number): Promise<{ text: string; pages: nc.BackgroundCommandOutputPage[] }> {
   const pages: nc.BackgroundCommandOutputPage[] = []
   let text = ''
   let offset = 0

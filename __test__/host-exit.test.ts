@@ -58,9 +58,7 @@ async function startHost(t: TestContext, mode: string, detached = false): Promis
   })
   let err = ''
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s))
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  )
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
   t.after(() => {
     // Whatever happened, leave nothing behind.
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
@@ -184,12 +182,7 @@ test('without the watchdog, the in-process exit hook alone still sends SIGTERM t
   const end = await run.ended
   assert.equal(end.code, 0)
   const [plain, ignoresTerm, detached] = run.ready.commands
-  await within(
-    () => [plain.leader, plain.bg, ignoresTerm.leader, detached.leader, detached.bg].every((p) => !ours(p, run.mark)),
-    'every process that honours SIGTERM to be gone',
-    run.mark,
-    5_000,
-  )
+  await within(() => [plain.leader, plain.bg, ignoresTerm.leader, detached.leader, detached.bg].every((p) => !ours(p, run.mark)), 'every process that honours SIGTERM to be gone', run.mark, 5_000)
   t.diagnostic(`SIGTERM-honouring processes gone after ${Date.now() - t0}ms`)
   // What only the watchdog's SIGKILL would have stopped: the grandchild that
   // ignores SIGTERM outlives a host whose watchdog was killed (t.after stops it).
@@ -232,20 +225,12 @@ test('host killed by a signal in the middle of a burst of starts: only a start i
     await within(watchdogDone, 'the watchdog to finish', run.mark)
     const leaders = run.ready.commands.map((c) => c.leader)
     // The watchdog's last SIGKILL may still be landing: poll, bounded.
-    await within(
-      () => run.ready.commands.every((c) => !ours(c.leader, run.mark) && !ours(c.bg, run.mark)),
-      'the commands started before the burst to be gone',
-      run.mark,
-      5_000,
-    )
+    await within(() => run.ready.commands.every((c) => !ours(c.leader, run.mark) && !ours(c.bg, run.mark)), 'the commands started before the burst to be gone', run.mark, 5_000)
     const left = marked(run.mark)
     // The adapter's own SIGTERM/SIGINT listener (the host has none) stops
     // spawning and every group before the signal takes its default course.
     if (sig !== 'SIGKILL') assert.deepEqual(left, [], `nothing survives ${sig}: ${describeLeft(run.mark)}`)
-    assert.ok(
-      left.length <= 4,
-      `at most 2 commands (a leader and its child each) survive, not ${left.length}: ${describeLeft(run.mark)}`,
-    )
+    assert.ok(left.length <= 4, `at most 2 commands (a leader and its child each) survive, not ${left.length}: ${describeLeft(run.mark)}`)
     for (const p of left) {
       assert.ok(!leaders.includes(p))
       assert.match(cmdline(p), /^(sleep 300|\/bin\/sh -c sleep 300 & exec sleep 300)$/)

@@ -114,11 +114,10 @@ test('select() and poll() watching stdin are waiting; watching another pipe is n
     cwd: '.',
     stdin: 'pipe',
   })
-  const poll = await nc.startBackgroundCommand(
-    h,
-    [PY, '-c', 'import select, sys; p = select.poll(); p.register(0, select.POLLIN); p.poll(); print(sys.stdin.readline().strip())'],
-    { cwd: '.', stdin: 'pipe' },
-  )
+  const poll = await nc.startBackgroundCommand(h, [PY, '-c', 'import select, sys; p = select.poll(); p.register(0, select.POLLIN); p.poll(); print(sys.stdin.readline().strip())'], {
+    cwd: '.',
+    stdin: 'pipe',
+  })
   // Its own pipe, never written: the wait is not on the command's input.
   const other = await nc.startBackgroundCommand(h, [PY, '-c', 'import os, select; r, w = os.pipe(); p = select.poll(); p.register(r, select.POLLIN); p.poll()'], {
     cwd: '.',

@@ -279,7 +279,10 @@ test('pack:release packs the main package, its platform package and the MCP serv
   )
   const tsc = await sh(TSC_NODE, [TSC, '-p', 'tsconfig.json', '--strict', '--listFiles'], proj, env)
   const declarations = realpathSync(join(installed, 'neurolink-commands', 'index.d.ts'))
-  assert.ok(tsc.stdout.split('\n').some((l) => l.trim() === declarations), `tsc checked against ${declarations}`)
+  assert.ok(
+    tsc.stdout.split('\n').some((l) => l.trim() === declarations),
+    `tsc checked against ${declarations}`,
+  )
 
   const cjs = await sh(process.execPath, [join('dist', 'host.js')], proj, env)
   const report = JSON.parse(cjs.stdout.trim()) as Record<string, unknown>
@@ -310,7 +313,10 @@ test('pack:release packs the main package, its platform package and the MCP serv
   assert.ok(!existsSync(join(bare, 'node_modules', PLATFORM)), 'no platform package installed')
   const probe = await sh(
     process.execPath,
-    ['-e', "try { require('neurolink-commands'); console.log('loaded') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message, platform: e.platform, packageName: e.packageName })) }"],
+    [
+      '-e',
+      "try { require('neurolink-commands'); console.log('loaded') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message, platform: e.platform, packageName: e.packageName })) }",
+    ],
     bare,
     env,
   )
@@ -410,10 +416,7 @@ async function talkToInstalledServer(bin: string, cwd: string, env: NodeJS.Proce
     await client.connect(transport)
     assert.equal(client.getServerVersion()?.name, 'neurolink-commands-mcp')
     const { tools } = await client.listTools()
-    assert.deepEqual(
-      tools.map((t) => t.name).sort(),
-      ['command_input', 'command_kill', 'command_list', 'command_output', 'command_status', 'run_command_bg'],
-    )
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['command_input', 'command_kill', 'command_list', 'command_output', 'command_status', 'run_command_bg'])
     type Result = { isError?: boolean; content: { text?: string }[]; structuredContent?: Record<string, unknown> }
     const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
       const r = (await client.callTool({ name, arguments: args })) as Result
@@ -520,7 +523,12 @@ test('every platform in napi.targets has its package under npm/ in the napi-rs l
     napi: { binaryName: string; targets: string[] }
   }
   assert.equal(rootPkg.napi.binaryName, 'neurolink-commands')
-  assert.deepEqual([...rootPkg.napi.targets].sort(), Object.values(SUPPORTED).map((p) => p.triple).sort())
+  assert.deepEqual(
+    [...rootPkg.napi.targets].sort(),
+    Object.values(SUPPORTED)
+      .map((p) => p.triple)
+      .sort(),
+  )
   assert.deepEqual(readdirSync(join(repo, 'npm')).sort(), Object.keys(SUPPORTED).sort())
   for (const [name, want] of Object.entries(SUPPORTED)) {
     const binary = `neurolink-commands.${name}.node`

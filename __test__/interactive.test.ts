@@ -200,10 +200,7 @@ test('a terminal: isatty for all three streams, the requested size, TERM, its ow
   assert.equal(st.state, 'exited')
   assert.equal(st.exitCode, 0)
   // The terminal turns \n into \r\n; stderr went to the terminal too.
-  assert.equal(
-    await stdoutText(h, taskId),
-    'tty [True, True, True]\r\nsize 123 45\r\nterm xterm-256color\r\nleader True True True\r\nerr\r\n',
-  )
+  assert.equal(await stdoutText(h, taskId), 'tty [True, True, True]\r\nsize 123 45\r\nterm xterm-256color\r\nleader True True True\r\nerr\r\n')
   assert.equal(st.stderrBytes, 0)
   assert.equal(readFileSync(logPath(taskId, 'stderr')).length, 0)
 
@@ -273,7 +270,7 @@ test('a terminal: ctrl-c reaches a shell trap on INT through the line discipline
   const h = withPolicy()
   const tools = nc.createBackgroundCommandTools(h, { extra: ['command_input'] })
   // The trap runs once the foreground `sleep` (same group) dies of SIGINT.
-  const script = 'trap \'echo got-INT; exit 3\' INT; echo armed; while :; do sleep 1; done'
+  const script = "trap 'echo got-INT; exit 3' INT; echo armed; while :; do sleep 1; done"
   const { taskId } = await nc.startBackgroundCommand(h, [SH, '-c', script], { cwd: '.', terminal: true })
   await waitForOutput(h, taskId, 'armed')
   const r = (await tools.command_input!.execute({ taskId, keys: ['ctrl-c'] })) as nc.CommandInputToolResult
@@ -330,14 +327,7 @@ test('tools: the default set stays four; extra adds command_input and command_li
   const h = withPolicy()
   assert.deepEqual(Object.keys(nc.createBackgroundCommandTools(h)).sort(), ['command_kill', 'command_output', 'command_status', 'run_command_bg'])
   const all = nc.createBackgroundCommandTools(h, { extra: ['command_input', 'command_list'] })
-  assert.deepEqual(Object.keys(all).sort(), [
-    'command_input',
-    'command_kill',
-    'command_list',
-    'command_output',
-    'command_status',
-    'run_command_bg',
-  ])
+  assert.deepEqual(Object.keys(all).sort(), ['command_input', 'command_kill', 'command_list', 'command_output', 'command_status', 'run_command_bg'])
   assert.deepEqual(Object.keys(nc.createBackgroundCommandTools(h, { extra: ['command_list'] })).length, 5)
   for (const options of [{ extra: ['command_shell'] }, { extra: 'command_input' }, 7]) {
     const e = thrown(() => nc.createBackgroundCommandTools(h, options as nc.BackgroundCommandToolsOptions))

@@ -15,8 +15,7 @@ const SH = '/bin/sh'
 const PY = '/usr/bin/python3'
 const MiB = 1024 * 1024
 /** Cgroups can be made here: Linux, as root, not switched off for a test run. */
-const CGROUPS =
-  process.platform === 'linux' && process.getuid?.() === 0 && process.env.NEUROLINK_COMMANDS_TEST_NO_CGROUP === undefined
+const CGROUPS = process.platform === 'linux' && process.getuid?.() === 0 && process.env.NEUROLINK_COMMANDS_TEST_NO_CGROUP === undefined
 
 function host(extra: Partial<nc.BackgroundCommandPolicy> = {}): object {
   return hostWith(tempRoot('nlc-limits-'), [SH, PY, NODE], { defaultTimeoutMs: 60_000, ...extra })

@@ -103,7 +103,10 @@ test('list: every command oldest first, with the right fields for each ending', 
     nc.listBackgroundCommands(host, { running: false }).map((e) => e.taskId),
     ids.slice(0, 5),
   )
-  assert.deepEqual(nc.listBackgroundCommands(host, {}).map((e) => e.taskId), ids)
+  assert.deepEqual(
+    nc.listBackgroundCommands(host, {}).map((e) => e.taskId),
+    ids,
+  )
 
   await nc.killBackgroundCommand(host, running.taskId)
   assert.deepEqual(nc.listBackgroundCommands(host, { running: true }), [])
@@ -143,14 +146,8 @@ test('list filters by session and never shows another host’s commands', async 
 test('list refuses a filter that is not an object of the right shape', (t) => {
   const { host } = setup(t)
   assert.throws(() => nc.listBackgroundCommands(host, 'alpha' as unknown as nc.BackgroundCommandListFilter), /filter/)
-  assert.throws(
-    () => nc.listBackgroundCommands(host, { running: 'yes' } as unknown as nc.BackgroundCommandListFilter),
-    /running/,
-  )
-  assert.throws(
-    () => nc.listBackgroundCommands(host, { sessionId: 5 } as unknown as nc.BackgroundCommandListFilter),
-    /sessionId/,
-  )
+  assert.throws(() => nc.listBackgroundCommands(host, { running: 'yes' } as unknown as nc.BackgroundCommandListFilter), /running/)
+  assert.throws(() => nc.listBackgroundCommands(host, { sessionId: 5 } as unknown as nc.BackgroundCommandListFilter), /sessionId/)
 })
 
 test('follow: only what is new, in order, nothing twice, while a command writes for ~1.5 s', async (t) => {
@@ -309,9 +306,6 @@ test('follow: unknown task ids and bad stream names are refused', (t) => {
 test('follow: a bad stream name is refused with the valid names', async (t) => {
   const { host } = setup(t)
   const h = await nc.startBackgroundCommand(host, [SH, '-c', 'exit 0'], { cwd: '.' })
-  assert.throws(
-    () => nc.readNewBackgroundCommandOutput(host, h.taskId, 'both' as unknown as 'stdout'),
-    /stdout.*stderr|stderr.*stdout/,
-  )
+  assert.throws(() => nc.readNewBackgroundCommandOutput(host, h.taskId, 'both' as unknown as 'stdout'), /stdout.*stderr|stderr.*stdout/)
   await nc.awaitBackgroundCommand(host, h.taskId, { timeoutMs: 5_000 })
 })

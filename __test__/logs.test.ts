@@ -143,12 +143,16 @@ test('a log replaced after the fact (by a symlink to a file only the host can re
     }
     // Control: following the path (as a plain reader would) gives the secret.
     assert.equal(readFileSync(log, 'utf8'), 'TOP-SECRET-BYTES\n', `${how}: the attack works on a path-following read`)
-    assert.deepEqual(await readCodes(host, st.taskId), {
-      page: 'NLC_LOG_REPLACED',
-      follow: 'NLC_LOG_REPLACED',
-      readArtifact: 'NLC_LOG_REPLACED',
-      retrieveArtifact: 'NLC_LOG_REPLACED',
-    }, how)
+    assert.deepEqual(
+      await readCodes(host, st.taskId),
+      {
+        page: 'NLC_LOG_REPLACED',
+        follow: 'NLC_LOG_REPLACED',
+        readArtifact: 'NLC_LOG_REPLACED',
+        retrieveArtifact: 'NLC_LOG_REPLACED',
+      },
+      how,
+    )
     await assert.rejects(nc.readBackgroundCommandOutput(host, st.taskId, { stream: 'stdout' }), /was replaced/)
     const status = nc.getBackgroundCommandStatus(host, st.taskId)
     assert.doesNotMatch(JSON.stringify(status), /TOP-SECRET/, `${how}: the status shows none of it`)
@@ -172,11 +176,12 @@ test('a budget of 4 MiB is held while 200 commands write 12.5 MiB: the oldest se
   try {
     const onDisk = () => {
       let n = 0
-      for (const d of readdirSync(base)) for (const f of ['stdout.log', 'stderr.log']) {
-        try {
-          n += statSync(join(base, d, f)).size
-        } catch {}
-      }
+      for (const d of readdirSync(base))
+        for (const f of ['stdout.log', 'stderr.log']) {
+          try {
+            n += statSync(join(base, d, f)).size
+          } catch {}
+        }
       return n
     }
     // Two running commands with 512 KiB each, alive through the whole run.
@@ -185,17 +190,19 @@ test('a budget of 4 MiB is held while 200 commands write 12.5 MiB: the oldest se
       const h = await nc.startBackgroundCommand(host, [SH, '-c', `yes run${i} | head -c 524288; exec sleep 60`], { cwd: '.' })
       running.push(h.taskId)
     }
-    await waitFor(async () => {
-      for (const id of running) if (nc.getBackgroundCommandStatus(host, id).stdoutBytes < 524288) return false
-      return true
-    }, 20_000, 'the running commands to write')
+    await waitFor(
+      async () => {
+        for (const id of running) if (nc.getBackgroundCommandStatus(host, id).stdoutBytes < 524288) return false
+        return true
+      },
+      20_000,
+      'the running commands to write',
+    )
     const expected = (i: number) => `${i}\n`.repeat(Math.ceil(each / `${i}\n`.length)).slice(0, each)
     const ids: string[][] = []
     let maxSeen = 0
     for (let batch = 0; batch < 20; batch++) {
-      const hs = await Promise.all(
-        Array.from({ length: 10 }, (_, k) => nc.startBackgroundCommand(host, [SH, '-c', `yes ${batch * 10 + k} | head -c ${each}`], { cwd: '.' })),
-      )
+      const hs = await Promise.all(Array.from({ length: 10 }, (_, k) => nc.startBackgroundCommand(host, [SH, '-c', `yes ${batch * 10 + k} | head -c ${each}`], { cwd: '.' })))
       await Promise.all(hs.map((h) => nc.awaitBackgroundCommand(host, h.taskId)))
       ids.push(hs.map((h) => h.taskId))
       // The sweep runs off the writers' path: the budget holds again within moments.
@@ -254,7 +261,10 @@ test('the budget is kept as a running command writes, not only at settle: its gr
   for (let i = 0; i < 8; i++) settled.push((await run(host, `yes ${i} | head -c 131072`)).taskId)
   nc.configureLogs({ maxTotalBytes: 1 << 20 })
   try {
-    assert.ok(settled.every((id) => !nc.getBackgroundCommandStatus(host, id).logsRemoved), 'under the budget, nothing goes')
+    assert.ok(
+      settled.every((id) => !nc.getBackgroundCommandStatus(host, id).logsRemoved),
+      'under the budget, nothing goes',
+    )
     const h = await nc.startBackgroundCommand(host, [SH, '-c', 'yes grow | head -c 600000; exec sleep 60'], { cwd: '.' })
     await waitFor(() => nc.getBackgroundCommandStatus(host, h.taskId).stdoutBytes === 600000, 20_000, 'the writer')
     await waitFor(() => nc.getBackgroundCommandStatus(host, settled[0]).logsRemoved, 10_000, 'the oldest removed while the writer runs')
@@ -266,7 +276,7 @@ test('the budget is kept as a running command writes, not only at settle: its gr
   }
 })
 
-test('an age limit removes settled logs once they are older than maxAgeMs, never a running command\'s', async () => {
+test("an age limit removes settled logs once they are older than maxAgeMs, never a running command's", async () => {
   const tmp = privateTmp()
   const root = realpathSync(mkdtempSync(join(tmp, 'root-')))
   const host = hostWith(root, [SH])
@@ -365,7 +375,7 @@ test('removeOnExit: a host process that exits normally leaves none of its task d
   assert.deepEqual(readdirSync(base), [])
 })
 
-test('a prune at start-up removes the directories an ended process left and never a live process\'s', async () => {
+test("a prune at start-up removes the directories an ended process left and never a live process's", async () => {
   const tmp = privateTmp()
   const root = realpathSync(mkdtempSync(join(tmp, 'root-')))
   const base = join(tmp, 'neurolink-commands')
@@ -409,9 +419,19 @@ test('NEUROLINK_COMMANDS_LOG_DIR and configureLogs({ dir }) choose the directory
   // configureLogs({ dir }): a symlink and an open directory are refused; a private one is used.
   const link = join(tmp, 'link-logs')
   symlinkSync(chosen, link)
-  for (const d of [link, open]) assert.throws(() => nc.configureLogs({ dir: d }), (e: Error & { code: string }) => e.code === 'NLC_LOG_DIR' && /not trusted/.test(e.message))
-  assert.throws(() => nc.configureLogs({ dir: 'relative/logs' }), (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT')
-  assert.throws(() => nc.configureLogs({ maxTotalBytes: -1 }), (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT')
+  for (const d of [link, open])
+    assert.throws(
+      () => nc.configureLogs({ dir: d }),
+      (e: Error & { code: string }) => e.code === 'NLC_LOG_DIR' && /not trusted/.test(e.message),
+    )
+  assert.throws(
+    () => nc.configureLogs({ dir: 'relative/logs' }),
+    (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT',
+  )
+  assert.throws(
+    () => nc.configureLogs({ maxTotalBytes: -1 }),
+    (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT',
+  )
   const mine = join(tmp, 'mine-logs')
   try {
     assert.equal(nc.configureLogs({ dir: mine }).dir, mine)
@@ -424,13 +444,14 @@ test('NEUROLINK_COMMANDS_LOG_DIR and configureLogs({ dir }) choose the directory
   rmSync(chosen, { recursive: true, force: true })
 })
 
-test('defaults change nothing: with no limit set, settled logs stay and a prune without options removes none of this process\'s', async () => {
+test("defaults change nothing: with no limit set, settled logs stay and a prune without options removes none of this process's", async () => {
   // In a fresh host process: this one has already opened other bases (the
   // shared temp directory through helpers.ts), where other suites' ended
   // processes leave directories a prune rightly takes.
   const tmp = privateTmp()
   const root = realpathSync(mkdtempSync(join(tmp, 'root-')))
-  const c = child(`
+  const c = child(
+    `
     const now = nc.configureLogs({})
     console.log(JSON.stringify([now.dir, now.maxTotalBytes ?? null, now.maxAgeMs ?? null]))
     ${startThree(root)}
@@ -440,13 +461,18 @@ test('defaults change nothing: with no limit set, settled logs stay and a prune 
       const page = await nc.readBackgroundCommandOutput(host, t.taskId, { stream: 'stdout' })
       console.log(JSON.stringify([page.content, nc.getBackgroundCommandStatus(host, t.taskId).logsRemoved ?? null]))
     }
-    console.log('READY')`, { TMPDIR: tmp })
+    console.log('READY')`,
+    { TMPDIR: tmp },
+  )
   const lines = await c.lines
   assert.equal(await c.exited, 0, lines.join('\n'))
   assert.deepEqual(JSON.parse(lines[0]), [join(tmp, 'neurolink-commands'), null, null])
   const ids = lines.slice(1, 4)
   assert.deepEqual(JSON.parse(lines[4]), { removed: 0, freedBytes: 0 })
-  assert.deepEqual(lines.slice(5, 8).map((l) => JSON.parse(l)), [0, 1, 2].map((i) => [`child ${i}\n`, null]))
+  assert.deepEqual(
+    lines.slice(5, 8).map((l) => JSON.parse(l)),
+    [0, 1, 2].map((i) => [`child ${i}\n`, null]),
+  )
   for (const [i, id] of ids.entries()) assert.equal(readFileSync(join(tmp, 'neurolink-commands', id, 'stdout.log'), 'utf8'), `child ${i}\n`)
   assert.equal(lines[8], 'READY')
 })
@@ -464,7 +490,11 @@ test('getLogSettings returns the settings in force without changing them: endedR
     assert.deepEqual(nc.getLogSettings(), set)
     assert.equal(nc.configureLogs({ endedRetentionMs: 0 }).endedRetentionMs, 0)
     assert.deepEqual(nc.getLogSettings(), { ...set, endedRetentionMs: 0 })
-    assert.throws(() => nc.configureLogs({ endedRetentionMs: -1 }), (e: Error & { code: string }) => e.code === 'NLC_INVALID_ARGUMENT' && /endedRetentionMs must be a finite number ≥ 0 \(got -1\); pass 0 to keep what ended processes left, or null for the default of 7 days$/.test(e.message))
+    assert.throws(
+      () => nc.configureLogs({ endedRetentionMs: -1 }),
+      (e: Error & { code: string }) =>
+        e.code === 'NLC_INVALID_ARGUMENT' && /endedRetentionMs must be a finite number ≥ 0 \(got -1\); pass 0 to keep what ended processes left, or null for the default of 7 days$/.test(e.message),
+    )
     assert.equal(nc.getLogSettings().endedRetentionMs, 0, 'a refused call changes nothing')
     assert.equal(nc.configureLogs({ endedRetentionMs: null }).endedRetentionMs, SEVEN_DAYS)
   } finally {
@@ -492,7 +522,10 @@ async function endedSweep(configure: string): Promise<{ lines: string[]; deadOld
   const base = join(tmp, 'logs')
   const env = { TMPDIR: tmp, NEUROLINK_COMMANDS_LOG_DIR: base }
   // These two never sweep (retention 0), so only the last process's sweep decides.
-  const live = child(`nc.configureLogs({ removeOnExit: true, endedRetentionMs: 0 }); ${startThree(root)} console.log('READY'); process.stdin.resume(); process.stdin.on('end', () => process.exit(0))`, env)
+  const live = child(
+    `nc.configureLogs({ removeOnExit: true, endedRetentionMs: 0 }); ${startThree(root)} console.log('READY'); process.stdin.resume(); process.stdin.on('end', () => process.exit(0))`,
+    env,
+  )
   const liveIds = (await live.lines).filter((l) => l !== 'READY')
   const dead = child(`nc.configureLogs({ endedRetentionMs: 0 }); ${startThree(root)} console.log('READY')`, env)
   const deadIds = (await dead.lines).filter((l) => l !== 'READY')
@@ -501,7 +534,8 @@ async function endedSweep(configure: string): Promise<{ lines: string[]; deadOld
   age(join(base, deadIds[0]!), SEVEN_DAYS + 3600_000)
   age(join(base, liveIds[0]!), 30 * 24 * 3600_000)
   age(join(base, deadIds[1]!), SEVEN_DAYS - 3600_000)
-  const sweeper = child(`
+  const sweeper = child(
+    `
     const native = require(${JSON.stringify(BINDING)})
     ${configure}
     console.log(JSON.stringify(nc.getLogSettings()))
@@ -512,7 +546,9 @@ async function endedSweep(configure: string): Promise<{ lines: string[]; deadOld
     const deadline = Date.now() + 20000
     while (native.endedSweepsDone() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
     console.log(native.endedSweepsDone())
-    console.log('READY')`, env)
+    console.log('READY')`,
+    env,
+  )
   const lines = await sweeper.lines
   assert.equal(await sweeper.exited, 0, lines.join('\n'))
   assert.equal(lines[1], '1', 'the background sweep finished')
@@ -521,7 +557,7 @@ async function endedSweep(configure: string): Promise<{ lines: string[]; deadOld
   return { lines, deadOld: there(deadIds[0]!), deadYoung: there(deadIds[1]!), liveOld: there(liveIds[0]!), live }
 }
 
-test('after a first start, a background sweep removes what ended processes left once older than endedRetentionMs (7 days by default); a live process\'s old directories and a young one stay', async () => {
+test("after a first start, a background sweep removes what ended processes left once older than endedRetentionMs (7 days by default); a live process's old directories and a young one stay", async () => {
   const r = await endedSweep('nc.configureLogs({ removeOnExit: true })')
   try {
     assert.equal(JSON.parse(r.lines[0]!).endedRetentionMs, SEVEN_DAYS)
@@ -532,7 +568,7 @@ test('after a first start, a background sweep removes what ended processes left 
   }
 })
 
-test('endedRetentionMs: 0 turns the background sweep off: an ended process\'s old directory stays; a shorter retention takes the young one too', async () => {
+test("endedRetentionMs: 0 turns the background sweep off: an ended process's old directory stays; a shorter retention takes the young one too", async () => {
   const off = await endedSweep('nc.configureLogs({ removeOnExit: true, endedRetentionMs: 0 })')
   try {
     assert.equal(JSON.parse(off.lines[0]!).endedRetentionMs, 0)

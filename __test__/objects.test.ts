@@ -127,5 +127,13 @@ test('the objects the adapter makes are the ones the engine makes itself, key fo
 })
 
 test('setObjectMakers refuses what is not a function', () => {
-  assert.throws(() => binding.setObjectMakers(() => ({}), 42, () => ({})), /expects three functions/)
+  assert.throws(
+    () =>
+      binding.setObjectMakers(
+        () => ({}),
+        42,
+        () => ({}),
+      ),
+    /expects three functions/,
+  )
 })

@@ -72,7 +72,12 @@ test('a panic in a sync export and in an async export is NLC_INTERNAL naming the
   ] as const) {
     assert.equal(out[which].code, 'NLC_INTERNAL', `${which}: ${JSON.stringify(out[which])}`)
     assert.equal(out[which].isError, true)
-    assert.match(out[which].message, new RegExp(`^Internal error in neurolink-commands \\(a bug, not a refusal\\): ${call} panicked \\(NEUROLINK_COMMANDS_TEST_PANIC names ${call}\\)\\. That call failed; the host and its other commands keep working\\. Please report this message\\.$`))
+    assert.match(
+      out[which].message,
+      new RegExp(
+        `^Internal error in neurolink-commands \\(a bug, not a refusal\\): ${call} panicked \\(NEUROLINK_COMMANDS_TEST_PANIC names ${call}\\)\\. That call failed; the host and its other commands keep working\\. Please report this message\\.$`,
+      ),
+    )
   }
   assert.equal(out.promise, true, 'the async export returned its promise and rejected it')
   // After both panics the host starts a command, gives its status and settles it.

@@ -47,9 +47,7 @@ function neurolinkHost(): { host: ReferenceHost; root: string } {
 test('generate path, no declared session: fallback ids land in the checklist session, 1 running then 1 finished', async () => {
   const { host } = neurolinkHost()
   // Each step of a generate call gets a fresh synthetic id, as NeuroLink's merge makes them.
-  const started = ok<Started>(
-    await host.executeTool('run_command_bg', { argv: [SH, '-c', 'read x < /dev/null; sleep 0.6'] }, { sessionId: fallbackId() }),
-  )
+  const started = ok<Started>(await host.executeTool('run_command_bg', { argv: [SH, '-c', 'read x < /dev/null; sleep 0.6'] }, { sessionId: fallbackId() }))
   assert.equal(started.running, 1, 'the start result counts the command it started')
   const checklistSession = host.resolveChecklistSessionId(undefined)
   assert.match(checklistSession, /-checklist$/)
@@ -61,10 +59,14 @@ test('generate path, no declared session: fallback ids land in the checklist ses
   assert.deepEqual(nc.sessionCommandCounts(`fallback-${Date.now()}`), { running: 0, finished: 0 })
 
   // Settles without being looked at: the checklist shows it finished.
-  const finished = await waitFor(async () => {
-    const l = ok<TasksList>(await host.executeTool('tasks_list', {}, { sessionId: fallbackId() }))
-    return l.commandsRunning === 0 ? l : null
-  }, 15_000, 'the command to settle')
+  const finished = await waitFor(
+    async () => {
+      const l = ok<TasksList>(await host.executeTool('tasks_list', {}, { sessionId: fallbackId() }))
+      return l.commandsRunning === 0 ? l : null
+    },
+    15_000,
+    'the command to settle',
+  )
   assert.equal(finished.commandsFinished, 1)
   assert.deepEqual(nc.sessionCommandCounts(checklistSession), { running: 0, finished: 1 })
 
@@ -95,9 +97,7 @@ test('generate path: command_status.running is 1 while a host-started command ru
 test('padded session ids are trimmed: the tools, the host API and the checklist read one session', async () => {
   const { host, root } = neurolinkHost()
   const session = `padded-${process.pid}-${Date.now()}`
-  const started = ok<Started>(
-    await host.executeTool('run_command_bg', { argv: [SH, '-c', 'sleep 30'] }, { sessionId: `  ${session}\t` }),
-  )
+  const started = ok<Started>(await host.executeTool('run_command_bg', { argv: [SH, '-c', 'sleep 30'] }, { sessionId: `  ${session}\t` }))
   try {
     assert.equal(started.running, 1)
     assert.deepEqual(nc.sessionCommandCounts(session), { running: 1, finished: 0 })
@@ -142,9 +142,7 @@ test('without a resolver, fallback ids fall back to the host session, and tools 
   const root = tempRoot('nlc-parity-')
   const host = new ReferenceHost(undefined)
   host.registerBackgroundCommandTools({ allowedExecutables: [SH], cwdRoot: root })
-  const started = ok<Started>(
-    await host.executeTool('run_command_bg', { argv: [SH, '-c', 'sleep 30'] }, { sessionId: fallbackId() }),
-  )
+  const started = ok<Started>(await host.executeTool('run_command_bg', { argv: [SH, '-c', 'sleep 30'] }, { sessionId: fallbackId() }))
   try {
     assert.equal(started.running, 1)
     assert.deepEqual(nc.backgroundCommandCounts(host), { running: 1, finished: 0 })

@@ -152,11 +152,7 @@ test('after the drain grace the state and exit code are the leader’s', async (
 test('a descendant that does not hold the pipes is stopped when the leader exits', async (t) => {
   const { host, mark, env } = setup(t)
   const t0 = Date.now()
-  const h = await nc.startBackgroundCommand(
-    host,
-    [SH, '-c', 'sleep 300 >/dev/null 2>&1 & echo "pids $$ $!"'],
-    { cwd: '.', env },
-  )
+  const h = await nc.startBackgroundCommand(host, [SH, '-c', 'sleep 300 >/dev/null 2>&1 & echo "pids $$ $!"'], { cwd: '.', env })
   const st = await nc.awaitBackgroundCommand(host, h.taskId, { timeoutMs: 10_000 })
   assert.equal(st.state, 'exited')
   assert.equal(st.exitCode, 0)

@@ -23,7 +23,6 @@ const FILE_TMP = mkdtempSync(join(tmpdir(), 'nlc-property-'))
 process.env.TMPDIR = FILE_TMP
 after(() => rmSync(FILE_TMP, { recursive: true, force: true }))
 
-
 const SH = '/bin/sh'
 const CAT = '/bin/cat'
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined
@@ -63,31 +62,24 @@ const segment: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 2, arbitrary: fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a)) },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(fc.constantFrom(...MULTI), fc.nat())
-      .map(([ch, n]) => {
-        const b = Buffer.from(ch, 'utf8')
-        return b.subarray(0, 1 + (n % (b.length - 1))) // truncated: 1..len-1 bytes
-      }),
+    arbitrary: fc.tuple(fc.constantFrom(...MULTI), fc.nat()).map(([ch, n]) => {
+      const b = Buffer.from(ch, 'utf8')
+      return b.subarray(0, 1 + (n % (b.length - 1))) // truncated: 1..len-1 bytes
+    }),
   },
   { weight: 2, arbitrary: fc.constantFrom(...SPECIAL) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 40 }).map((s) => Buffer.from(s)) },
 )
 
 /** A log: random segments, sometimes repeated past the 64 KiB index checkpoints. */
-const logBytes: fc.Arbitrary<Buffer> = fc
-  .tuple(fc.array(segment, { maxLength: 48 }), fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 4000 })))
-  .map(([parts, times]) => {
-    const one = Buffer.concat(parts)
-    return one.length === 0 ? one : Buffer.concat(Array<Buffer>(times).fill(one)).subarray(0, 400_000)
-  })
+const logBytes: fc.Arbitrary<Buffer> = fc.tuple(fc.array(segment, { maxLength: 48 }), fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 4000 }))).map(([parts, times]) => {
+  const one = Buffer.concat(parts)
+  return one.length === 0 ? one : Buffer.concat(Array<Buffer>(times).fill(one)).subarray(0, 400_000)
+})
 
 /** A requested window: offsets relative to the decoded length, plus the odd values the contract clamps. */
 const windowReq = fc.record({
-  at: fc.oneof(
-    { weight: 6, arbitrary: fc.double({ min: 0, max: 1.05, noNaN: true }) },
-    { weight: 1, arbitrary: fc.constantFrom(-1, -1e9, Number.NaN, -Infinity) },
-  ),
+  at: fc.oneof({ weight: 6, arbitrary: fc.double({ min: 0, max: 1.05, noNaN: true }) }, { weight: 1, arbitrary: fc.constantFrom(-1, -1e9, Number.NaN, -Infinity) }),
   limit: fc.oneof(
     { weight: 4, arbitrary: fc.integer({ min: 1, max: 400 }) },
     { weight: 2, arbitrary: fc.integer({ min: 1, max: 200_000 }) },
@@ -175,10 +167,14 @@ test('while the command runs, a trailing incomplete sequence is not counted; onc
       const n = fileCounter++
       writeFileSync(join(root, `data-${n}`), bytes)
       const h = await nc.startBackgroundCommand(host, [SH, '-c', `cat data-${n}; while [ ! -e go-${n} ]; do sleep 0.01; done`], { cwd: '.' })
-      await waitFor(() => {
-        const s = nc.getBackgroundCommandStatus(host, h.taskId)
-        return s.state === 'running' && s.stdoutBytes === bytes.length
-      }, 10_000, 'all bytes captured')
+      await waitFor(
+        () => {
+          const s = nc.getBackgroundCommandStatus(host, h.taskId)
+          return s.state === 'running' && s.stdoutBytes === bytes.length
+        },
+        10_000,
+        'all bytes captured',
+      )
       const live = bytes.subarray(0, bytes.length - heldBack(bytes)).toString('utf8')
       for (const w of windows) {
         const offset = Number.isFinite(w.at) && w.at >= 0 ? Math.floor(w.at * live.length) : w.at
@@ -209,8 +205,41 @@ const SHELL = /[;&|<>$`\n\r]/
 const rustTrim = (s: string) => s.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '')
 
 const argvChar = fc.constantFrom(
-  'a', 'b', 'z', '0', '9', '/', '.', '-', '_', '~', ' ', '\t', '\u00a0', '\u0085', '\u2028', '\u3000', '\ufeff',
-  ';', '&', '|', '<', '>', '$', '`', '\n', '\r', '*', '?', '(', '"', "'", '\\', '\0', 'é', '😀',
+  'a',
+  'b',
+  'z',
+  '0',
+  '9',
+  '/',
+  '.',
+  '-',
+  '_',
+  '~',
+  ' ',
+  '\t',
+  '\u00a0',
+  '\u0085',
+  '\u2028',
+  '\u3000',
+  '\ufeff',
+  ';',
+  '&',
+  '|',
+  '<',
+  '>',
+  '$',
+  '`',
+  '\n',
+  '\r',
+  '*',
+  '?',
+  '(',
+  '"',
+  "'",
+  '\\',
+  '\0',
+  'é',
+  '😀',
 )
 
 test('argv: NUL, then no shell, then the exact allowlist, in that order, for generated argv', async () => {
@@ -219,7 +248,10 @@ test('argv: NUL, then no shell, then the exact allowlist, in that order, for gen
     fc.asyncProperty(
       fc.array(argvChar, { minLength: 0, maxLength: 12 }).map((a) => `/nonexistent-nlc/${a.join('')}`),
       fc.boolean(),
-      fc.array(fc.array(argvChar, { maxLength: 6 }).map((a) => a.join('')), { maxLength: 3 }),
+      fc.array(
+        fc.array(argvChar, { maxLength: 6 }).map((a) => a.join('')),
+        { maxLength: 3 },
+      ),
       async (exe, allowIt, args) => {
         const host = {}
         if (allowIt && exe.includes('\0')) {
@@ -281,8 +313,37 @@ function gitHost(root: string) {
 
 const REF_OK = /^[A-Za-z0-9._/^~@{}:+-]{1,200}$/
 const refChar = fc.constantFrom(
-  'a', 'Z', '0', '.', '_', '/', '^', '~', '@', '{', '}', ':', '+', '-', ' ', '\t', '\u0085', '\u00a0', '\ufeff',
-  ';', '$', '`', '\\', '*', '?', '[', '\0', 'é', '=', ',', '\n',
+  'a',
+  'Z',
+  '0',
+  '.',
+  '_',
+  '/',
+  '^',
+  '~',
+  '@',
+  '{',
+  '}',
+  ':',
+  '+',
+  '-',
+  ' ',
+  '\t',
+  '\u0085',
+  '\u00a0',
+  '\ufeff',
+  ';',
+  '$',
+  '`',
+  '\\',
+  '*',
+  '?',
+  '[',
+  '\0',
+  'é',
+  '=',
+  ',',
+  '\n',
 )
 const refLike = fc.oneof(
   { weight: 4, arbitrary: fc.array(refChar, { maxLength: 16 }).map((a) => a.join('')) },
@@ -363,7 +424,9 @@ function modelPath(root: string, input: string): { refused: RegExp } | { rel: st
       if (link !== undefined) {
         if (--hops < 0) throw new Error('too many links')
         const base = link.startsWith('/') ? link : `/${[...resolved, link].join('/')}`
-        resolved = resolve(base).split('/').filter((p) => p !== '')
+        resolved = resolve(base)
+          .split('/')
+          .filter((p) => p !== '')
       } else {
         resolved.push(part)
       }

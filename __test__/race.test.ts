@@ -112,8 +112,7 @@ test('a directory swapped for a symlink to /etc while commands start there never
   for (const e of listed) assert.ok(inside(root, e.cwd), `listed cwd ${e.cwd}`)
 
   t.diagnostic(
-    `${starts} starts in ${took}ms: ${ran} ran inside the root, ${refusedOutside} refused as outside, ` +
-      `${refusedMissing} refused (path absent mid-swap); cwds seen: ${[...seen].sort().join(' ')}`,
+    `${starts} starts in ${took}ms: ${ran} ran inside the root, ${refusedOutside} refused as outside, ` + `${refusedMissing} refused (path absent mid-swap); cwds seen: ${[...seen].sort().join(' ')}`,
   )
   assert.equal(ran + refusedOutside + refusedMissing, starts)
   assert.ok(ran >= 100, `enough commands ran to mean something (${ran})`)

@@ -13,7 +13,14 @@ import { hostWith, nc, tempRoot } from './helpers.ts'
 const ROOT = tempRoot('nlc-readback-')
 after(() => rmSync(ROOT, { recursive: true, force: true }))
 
-const GIT_ENV = { GIT_AUTHOR_NAME: 'R', GIT_AUTHOR_EMAIL: 'r@example.com', GIT_COMMITTER_NAME: 'R', GIT_COMMITTER_EMAIL: 'r@example.com', GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' }
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'R',
+  GIT_AUTHOR_EMAIL: 'r@example.com',
+  GIT_COMMITTER_NAME: 'R',
+  GIT_COMMITTER_EMAIL: 'r@example.com',
+  GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z',
+  GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z',
+}
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ...GIT_ENV } })
@@ -48,8 +55,7 @@ test('a model pages a 100 KB git result back through command_output alone, follo
   nc.configureGitTools(host, { repoRoot: repo })
   const tools: Record<string, { execute(p: unknown): Promise<unknown> }> = { ...nc.createBackgroundCommandTools(host), ...nc.createGitTools(host) }
   // The model's view of a tool: JSON in, JSON out.
-  const call = async (name: string, params: unknown): Promise<Record<string, unknown>> =>
-    JSON.parse(JSON.stringify(await tools[name]!.execute(params))) as Record<string, unknown>
+  const call = async (name: string, params: unknown): Promise<Record<string, unknown>> => JSON.parse(JSON.stringify(await tools[name]!.execute(params))) as Record<string, unknown>
 
   const shown = await call('git_show', { ref: 'HEAD' })
   assert.equal(shown.ok, true, JSON.stringify(shown).slice(0, 500))

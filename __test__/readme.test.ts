@@ -36,7 +36,10 @@ test('every TypeScript and JavaScript block of the README compiles under tsc --s
   const readme = readFileSync(join(repo, 'README.md'), 'utf8')
   const found = blocks(readme)
   assert.ok(found.filter((b) => b.lang === 'ts').length >= 2, 'the README has its TypeScript examples')
-  assert.ok(found.some((b) => b.lang === 'js' && b.text.includes("require('neurolink-commands')")), 'and a CommonJS one')
+  assert.ok(
+    found.some((b) => b.lang === 'js' && b.text.includes("require('neurolink-commands')")),
+    'and a CommonJS one',
+  )
   // Every fenced block is either checked here or not code of ours (sh).
   for (const m of readme.matchAll(/^```(\S*)$/gm)) assert.ok(['ts', 'js', 'sh', ''].includes(m[1]!), `a ${m[1]} block`)
   const files: Record<string, string> = {}
@@ -95,7 +98,10 @@ test('every TypeScript and JavaScript block of the guide pages compiles under ts
       files[file] = b.fragment ? `export {}\nexport async function fragment(): Promise<void> {\n${b.text}\n}\n` : b.text + '\n'
     }
   }
-  assert.ok(Object.keys(files).some((f) => f.startsWith('host-api-')), 'the host API page has its examples')
+  assert.ok(
+    Object.keys(files).some((f) => f.startsWith('host-api-')),
+    'the host API page has its examples',
+  )
   const project = strictProject(files, 'nlc-guide-')
   try {
     await compile(project, true)

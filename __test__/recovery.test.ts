@@ -159,7 +159,10 @@ out({ d: d.taskId })
   assert.equal(b.stdoutBytes, expected.length)
   assert.equal(await pages(h, ids.b, 'stdout'), expected.toString('utf8'))
   const found = await nc.searchBackgroundCommandOutput(h, ids.b, { pattern: 'line 2999' })
-  assert.deepEqual(found.matches.map((m) => [m.line, m.text]), [[3000, 'é€😀 line 2999']])
+  assert.deepEqual(
+    found.matches.map((m) => [m.line, m.text]),
+    [[3000, 'é€😀 line 2999']],
+  )
   const tail = await nc.readBackgroundCommandOutput(h, ids.b, { stream: 'stdout', tail: 20 })
   assert.equal(tail.content, expected.toString('utf8').slice(-20))
 

@@ -114,8 +114,7 @@ export class ReferenceHost {
       sessionId: options.sessionId,
       previewChars: options.previewChars,
     })
-    const preview =
-      content.length > options.previewChars ? `${content.slice(0, options.previewChars)}…` : content
+    const preview = content.length > options.previewChars ? `${content.slice(0, options.previewChars)}…` : content
     return {
       artifactId,
       label: options.label,

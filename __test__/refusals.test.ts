@@ -102,12 +102,7 @@ describe('3. no shell', () => {
 describe('4. the allowlist of executables', () => {
   test('an executable not allowlisted is refused naming it and listing what is allowed', async () => {
     const h = policyHost()
-    await refused(
-      nc.startBackgroundCommand(h, ['/usr/bin/curl', 'http://example.invalid'], { cwd: '.' }),
-      'Executable "/usr/bin/curl" is not allowed',
-      `"${SH}"`,
-      `"${ECHO}"`,
-    )
+    await refused(nc.startBackgroundCommand(h, ['/usr/bin/curl', 'http://example.invalid'], { cwd: '.' }), 'Executable "/usr/bin/curl" is not allowed', `"${SH}"`, `"${ECHO}"`)
     assertNoCommands(h)
   })
 
@@ -183,7 +178,10 @@ describe('5. the cwd sandbox', () => {
     // The hook sees the real directory the command runs in.
     assert.deepEqual(seen, [realRoot, realRoot, join(realRoot, 'sub', 'deeper'), join(realRoot, 'sub')])
     const entries = nc.listBackgroundCommands(hooked)
-    assert.deepEqual(entries.map((e) => e.cwd), seen)
+    assert.deepEqual(
+      entries.map((e) => e.cwd),
+      seen,
+    )
   })
 
   test('a root named through a symlink is compared by its real path', async () => {
@@ -228,9 +226,13 @@ describe('6. the policy hook', () => {
       ['undefined', () => undefined, ['returned', 'undefined']],
       ['1', () => 1, ['returned', 'number 1']],
       ['a promise', () => Promise.resolve(true), ['returned', 'Promise']],
-      ['a throw', () => {
-        throw new Error('hook exploded: no disk')
-      }, ['threw', 'hook exploded: no disk']],
+      [
+        'a throw',
+        () => {
+          throw new Error('hook exploded: no disk')
+        },
+        ['threw', 'hook exploded: no disk'],
+      ],
     ]
     for (const [what, hook, phrases] of cases) {
       const h = policyHost({ allowlist: hook as (argv: string[], cwd: string) => true | string })
@@ -277,10 +279,13 @@ describe('7. numbers', () => {
       for (const field of ['killGraceMs', 'defaultTimeoutMs', 'maxOutputBytes'] as const) {
         const policy: nc.BackgroundCommandPolicy = { allowedExecutables: [ECHO], cwdRoot: root, [field]: bad }
         const h = {}
-        assert.throws(() => nc.setBackgroundCommandPolicy(h, policy), (e: unknown) => {
-          assert.ok(e instanceof Error && e.message.includes(field) && e.message.includes('positive finite'), String(e))
-          return true
-        })
+        assert.throws(
+          () => nc.setBackgroundCommandPolicy(h, policy),
+          (e: unknown) => {
+            assert.ok(e instanceof Error && e.message.includes(field) && e.message.includes('positive finite'), String(e))
+            return true
+          },
+        )
         assert.equal(nc.getBackgroundCommandPolicy(h), undefined, 'a refused policy is not stored')
         await refused(nc.startCommandWithPolicy(h, [ECHO], { cwd: '.' }, policy), field, 'positive finite')
         assertNoCommands(h)

@@ -185,10 +185,14 @@ describe('capturing', () => {
     const firstHalf = [1, 2, 3, 4, 5].map((i) => `tick ${i}\n`).join('')
     const all = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => `tick ${i}\n`).join('')
 
-    const partial = await waitFor(async () => {
-      const p = await nc.readBackgroundCommandOutput(host, h.taskId, { stream: 'stdout' })
-      return p.content === firstHalf ? p : null
-    }, 10_000, 'the first half of the output')
+    const partial = await waitFor(
+      async () => {
+        const p = await nc.readBackgroundCommandOutput(host, h.taskId, { stream: 'stdout' })
+        return p.content === firstHalf ? p : null
+      },
+      10_000,
+      'the first half of the output',
+    )
     assert.equal(partial.totalSize, firstHalf.length)
     assert.equal(partial.hasMore, false)
     const mid = nc.getBackgroundCommandStatus(host, h.taskId)
@@ -200,12 +204,16 @@ describe('capturing', () => {
     g.open()
     let polls = 0
     let sawRunningAfterGate = false
-    const st = await waitFor(() => {
-      polls++
-      const s = nc.getBackgroundCommandStatus(host, h.taskId)
-      if (s.state === 'running') sawRunningAfterGate = true
-      return s.state === 'running' || s.state === 'queued' ? null : s
-    }, 10_000, 'the command to settle')
+    const st = await waitFor(
+      () => {
+        polls++
+        const s = nc.getBackgroundCommandStatus(host, h.taskId)
+        if (s.state === 'running') sawRunningAfterGate = true
+        return s.state === 'running' || s.state === 'queued' ? null : s
+      },
+      10_000,
+      'the command to settle',
+    )
     assert.ok(polls > 1 && sawRunningAfterGate, `polled ${polls} times`)
     assert.equal(st.state, 'exited')
     assert.equal(st.exitCode, 0)
@@ -255,14 +263,17 @@ describe('capturing', () => {
     const id = st.stdout!.artifactId
     assert.ok((await nc.readArtifact(id)) === data)
     const ap = await nc.retrieveArtifact(id, { offset: 1_000_001, limit: 200_000 })
-    assert.deepEqual({ ...ap, content: ap.content.length }, {
-      artifactId: id,
-      content: 200_000,
-      offset: 1_000_001,
-      limit: 200_000,
-      totalSize: size,
-      hasMore: true,
-    })
+    assert.deepEqual(
+      { ...ap, content: ap.content.length },
+      {
+        artifactId: id,
+        content: 200_000,
+        offset: 1_000_001,
+        limit: 200_000,
+        totalSize: size,
+        hasMore: true,
+      },
+    )
     assert.ok(ap.content === data.slice(1_000_001, 1_200_001))
   })
 
@@ -354,10 +365,14 @@ describe('capturing', () => {
 describe('ending', () => {
   test('kill keeps what was printed; killing it again returns the same outcome', async () => {
     const h = await nc.startBackgroundCommand(host, [SH, '-c', 'echo "before kill"; echo "on stderr" >&2; exec sleep 30'], { cwd: '.' })
-    await waitFor(() => {
-      const s = nc.getBackgroundCommandStatus(host, h.taskId)
-      return s.stdoutBytes === 12 && s.stderrBytes === 10
-    }, 10_000, 'both lines')
+    await waitFor(
+      () => {
+        const s = nc.getBackgroundCommandStatus(host, h.taskId)
+        return s.stdoutBytes === 12 && s.stderrBytes === 10
+      },
+      10_000,
+      'both lines',
+    )
     const t0 = Date.now()
     const st = await nc.killBackgroundCommand(host, h.taskId)
     assert.ok(Date.now() - t0 < 2000, 'sleep dies on SIGTERM at once')
@@ -480,13 +495,7 @@ describe('ending', () => {
     const ids: string[] = []
     for (let i = 0; i < 3; i++) ids.push((await nc.startBackgroundCommand(a, [SH, '-c', 'exec sleep 30'], { cwd: '.' })).taskId)
     const other = await nc.startBackgroundCommand(b, [SH, '-c', 'exec sleep 30'], { cwd: '.' })
-    await waitFor(
-      () =>
-        ids.every((id) => nc.getBackgroundCommandStatus(a, id).state === 'running') &&
-        nc.getBackgroundCommandStatus(b, other.taskId).state === 'running',
-      5000,
-      'all running',
-    )
+    await waitFor(() => ids.every((id) => nc.getBackgroundCommandStatus(a, id).state === 'running') && nc.getBackgroundCommandStatus(b, other.taskId).state === 'running', 5000, 'all running')
 
     assert.equal(await nc.killAllBackgroundCommands(a), 3)
     for (const id of ids) {
@@ -671,11 +680,14 @@ describe('unknown task ids', () => {
 
     const own = await nc.startBackgroundCommand(fresh, [SH, '-c', 'true'], { cwd: '.' })
     await settle(fresh, own.taskId)
-    assert.throws(() => nc.getBackgroundCommandStatus(fresh, mine.taskId), (e: unknown) => {
-      check('status', mine.taskId, [own.taskId])(e)
-      assert.ok(e instanceof Error && e.message.split(mine.taskId).length === 2, 'the other host’s id is named once, never listed')
-      return true
-    })
+    assert.throws(
+      () => nc.getBackgroundCommandStatus(fresh, mine.taskId),
+      (e: unknown) => {
+        check('status', mine.taskId, [own.taskId])(e)
+        assert.ok(e instanceof Error && e.message.split(mine.taskId).length === 2, 'the other host’s id is named once, never listed')
+        return true
+      },
+    )
     await assert.rejects(nc.awaitBackgroundCommand(host, 'c999999deadbeefcafe'), check('await', 'c999999deadbeefcafe', [mine.taskId]))
   })
 })

@@ -208,7 +208,10 @@ test('refusals have one style across tool families: the params shape first, path
   const cmd = await nc.createBackgroundCommandTools(fx.host).run_command_bg.execute({ argv: [SH, '-c', 'true'], cwd: '/etc' })
   const gitR = await nc.createGitTools(fx.host).git_ls_files.execute({ path: '/etc' })
   assert.ok(nc.isToolRefusal(cmd) && nc.isToolRefusal(gitR))
-  assert.match(cmd.error, /^run_command_bg \{ argv: string\[\], cwd\?: string, timeoutMs\?: number, stdin\?: boolean, terminal\?: boolean \}: cwd "\/etc" resolves to "\/etc", which is outside the permitted root "[^"]+"/)
+  assert.match(
+    cmd.error,
+    /^run_command_bg \{ argv: string\[\], cwd\?: string, timeoutMs\?: number, stdin\?: boolean, terminal\?: boolean \}: cwd "\/etc" resolves to "\/etc", which is outside the permitted root "[^"]+"/,
+  )
   assert.match(gitR.error, /^git_ls_files \{ path\?: string \}: path "\/etc" resolves to "\/etc", which is outside the permitted root "[^"]+"/)
   assert.equal(cmd.code, 'NLC_OUTSIDE_ROOT')
   assert.equal(gitR.code, 'NLC_INVALID_ARGUMENT')

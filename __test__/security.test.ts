@@ -24,9 +24,7 @@ function fresh(prefix: string): string {
 
 /** Run a CommonJS script in a child node process; its last stdout line is JSON. */
 function child(script: string, opts: { env?: NodeJS.ProcessEnv; uid?: string; cwd?: string } = {}) {
-  const argv = opts.uid
-    ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', NODE, '-e', script]
-    : [NODE, '-e', script]
+  const argv = opts.uid ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', NODE, '-e', script] : [NODE, '-e', script]
   const r = spawnSync(argv[0]!, argv.slice(1), {
     env: { ...process.env, NLC_PKG: PKG, ...opts.env },
     cwd: opts.cwd,
@@ -209,13 +207,16 @@ collect(${JSON.stringify(repo)}, ${JSON.stringify(GIT_CALLS)}).then((t) => conso
     mkdirSync(home)
     chownSync(home, uid, gid)
     const env = { TMPDIR: tmp, HOME: home, PATH: '/usr/bin:/bin' }
-    const r = child(`${COLLECT}
+    const r = child(
+      `${COLLECT}
 (async () => {
   const first = await collect(${JSON.stringify(repo)}, ${JSON.stringify(GIT_CALLS)})
   require('child_process').execFileSync('git', ['config', 'include.path', ${JSON.stringify(join(outside, 'creds'))}], { cwd: ${JSON.stringify(repo)} })
   const second = await collect(${JSON.stringify(repo)}, [['git_log', {}]])
   console.log(JSON.stringify({ uid: process.getuid(), first, second }))
-})()`, { uid: 'nobody', env })
+})()`,
+      { uid: 'nobody', env },
+    )
     assert.equal(r.status, 0, r.stderr)
     assert.equal(r.out.uid, uid)
     const first = (r.out.first as string[]).join('\n')
@@ -320,9 +321,7 @@ describe('kill and kill-all resolve settled, with both refs', () => {
   test('30 kills with killGraceMs 1 all resolve settled with both refs', async () => {
     const root = fresh('nlc-sec-kill-')
     const host = hostWith(root, [SH], { killGraceMs: 1 })
-    const handles = await Promise.all(
-      Array.from({ length: 30 }, () => nc.startBackgroundCommand(host, [SH, '-c', 'trap "" TERM; echo up; sleep 30'], { cwd: root })),
-    )
+    const handles = await Promise.all(Array.from({ length: 30 }, () => nc.startBackgroundCommand(host, [SH, '-c', 'trap "" TERM; echo up; sleep 30'], { cwd: root })))
     const statuses = await Promise.all(handles.map((h) => nc.killBackgroundCommand(host, h.taskId)))
     for (const st of statuses) {
       assert.equal(st.state, 'killed', JSON.stringify(st))
@@ -370,7 +369,14 @@ describe('the cwd check compares identities', () => {
     // another mount namespace with its own tmpfs on <root>/inner
     const other = spawn(
       'unshare',
-      ['-m', '--propagation', 'private', SH, '-c', `mount -t tmpfs nlc-sec none '${join(root, 'inner')}' 2>/dev/null || mount -t tmpfs none '${join(root, 'inner')}' && echo theirs > '${join(root, 'inner', 'theirs.txt')}' && : > '${ready}' && exec sleep 60`],
+      [
+        '-m',
+        '--propagation',
+        'private',
+        SH,
+        '-c',
+        `mount -t tmpfs nlc-sec none '${join(root, 'inner')}' 2>/dev/null || mount -t tmpfs none '${join(root, 'inner')}' && echo theirs > '${join(root, 'inner', 'theirs.txt')}' && : > '${ready}' && exec sleep 60`,
+      ],
       { stdio: 'ignore' },
     )
     try {

@@ -35,10 +35,13 @@ function inTerms(r: unknown, code: string, phrase: string): string {
 }
 
 async function hostRejects(call: () => unknown, re: RegExp): Promise<void> {
-  await assert.rejects(async () => call(), (e: Error) => {
-    assert.match(e.message, re)
-    return true
-  })
+  await assert.rejects(
+    async () => call(),
+    (e: Error) => {
+      assert.match(e.message, re)
+      return true
+    },
+  )
 }
 
 function dir(name: string): string {
@@ -148,11 +151,7 @@ test('waitFor and grep refusals name waitFor and grep, not the host API pattern;
   inTerms(await tools.command_status.execute({ taskId, waitMs: 10, waitFor: '' }), 'NLC_INVALID_ARGUMENT', 'waitFor must be a non-empty string (the text to look for)')
   inTerms(await tools.command_status.execute({ taskId, waitMs: 10, waitFor: 'a\nb' }), 'NLC_INVALID_ARGUMENT', 'waitFor must not contain a line break')
   inTerms(await tools.command_output.execute({ taskId, grep: '' }), 'NLC_INVALID_ARGUMENT', 'grep must be a non-empty string (the text to look for)')
-  inTerms(
-    await tools.command_output.execute({ taskId, tail: 2, offset: 1 }),
-    'NLC_INVALID_ARGUMENT',
-    'tail reads the end of the stream, so it cannot be combined with offset: give one of them',
-  )
+  inTerms(await tools.command_output.execute({ taskId, tail: 2, offset: 1 }), 'NLC_INVALID_ARGUMENT', 'tail reads the end of the stream, so it cannot be combined with offset: give one of them')
   await hostRejects(() => nc.readBackgroundCommandOutput(host, taskId, { stream: 'stdout', tail: 2, offset: 1 }), /page\.tail .* page\.offset/)
   // the controls: each alone works
   const hi = await tools.command_status.execute({ taskId, waitMs: 10, waitFor: 'hi' })
@@ -191,23 +190,27 @@ test('logs removed by a prune: the reason names the host, not its function', asy
   await hostRejects(() => nc.readBackgroundCommandOutput(host, h.taskId, { stream: 'stdout' }), /pruneBackgroundCommandLogs olderThanMs/)
 })
 
-test('kinds this kernel cannot produce here, on the engine\'s exact words', () => {
+test("kinds this kernel cannot produce here, on the engine's exact words", () => {
   const confine =
     'Confinement was asked for, but this kernel cannot enforce all of it: Landlock is not enabled. Nothing was started (nothing runs half-confined). To run commands unconfined explicitly, set confine: false in the policy and leave options.confine out'
   const c = inToolTerms('run_command_bg', 'NLC_CONFINEMENT_UNAVAILABLE', confine)
-  assert.equal(c, "Confinement was asked for, but this kernel cannot enforce all of it: Landlock is not enabled. Nothing was started (nothing runs half-confined). Confinement is the host's setting, which no parameter changes; tell the user")
+  assert.equal(
+    c,
+    "Confinement was asked for, but this kernel cannot enforce all of it: Landlock is not enabled. Nothing was started (nothing runs half-confined). Confinement is the host's setting, which no parameter changes; tell the user",
+  )
   const tmp = 'Cannot create a private temp directory for a confined command in /tmp: No space left on device. Point TMPDIR at a writable directory with free space, or use confine.tmp: "shared".'
   assert.equal(
     inToolTerms('run_command_bg', 'NLC_LOG_DIR', tmp),
     "Cannot create a private temp directory for a confined command in /tmp: No space left on device. The host's temp directory is full or not writable; tell the user.",
   )
-  const budget = 'The logs of "c1" were removed at 2026-01-01T00:00:00.000Z (the logs on disk exceeded the log budget of 10 bytes (configureLogs maxTotalBytes) and it was the oldest settled command), so its output can no longer be read'
+  const budget =
+    'The logs of "c1" were removed at 2026-01-01T00:00:00.000Z (the logs on disk exceeded the log budget of 10 bytes (configureLogs maxTotalBytes) and it was the oldest settled command), so its output can no longer be read'
   assert.match(inToolTerms('command_output', 'NLC_LOGS_REMOVED', budget), /log budget of 10 bytes \(the host's setting\) and/)
   // a rule applies to its own code only
   assert.equal(inToolTerms('run_command_bg', 'NLC_SHELL_SYNTAX', confine), confine)
 })
 
-test('a killed command\'s status error names command_kill in a tool result, killBackgroundCommand in the host API', async () => {
+test("a killed command's status error names command_kill in a tool result, killBackgroundCommand in the host API", async () => {
   const host = hostWith(dir('killed'), [SH])
   const tools = nc.createBackgroundCommandTools(host)
   const h = await nc.startBackgroundCommand(host, [SH, '-c', 'sleep 30'])
@@ -217,7 +220,10 @@ test('a killed command\'s status error names command_kill in a tool result, kill
   const s = await tools.command_status.execute({ taskId: h.taskId })
   assert.ok(!nc.isToolRefusal(s) && s.error === r.error, JSON.stringify(s))
   // the host API's status keeps the host's words, also after the tools read it
-  assert.equal(nc.getBackgroundCommandStatus(host, h.taskId).error, 'The command was killed with SIGTERM by the caller (killBackgroundCommand) (it ended on SIGTERM); its output up to then is banked in full')
+  assert.equal(
+    nc.getBackgroundCommandStatus(host, h.taskId).error,
+    'The command was killed with SIGTERM by the caller (killBackgroundCommand) (it ended on SIGTERM); its output up to then is banked in full',
+  )
   const all = hostWith(dir('disposed'), [SH])
   const d = await nc.startBackgroundCommand(all, [SH, '-c', 'sleep 30'])
   await nc.killAllBackgroundCommands(all)

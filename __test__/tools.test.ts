@@ -44,11 +44,7 @@ function ok<T>(v: unknown): T {
 }
 
 /** A reference host whose policy allows the given executables under a fresh root. */
-function commandHost(
-  allowed: string[] = [SH],
-  extra: Partial<nc.BackgroundCommandPolicy> = {},
-  session: string | undefined = freshSession('host'),
-): { host: ReferenceHost; root: string } {
+function commandHost(allowed: string[] = [SH], extra: Partial<nc.BackgroundCommandPolicy> = {}, session: string | undefined = freshSession('host')): { host: ReferenceHost; root: string } {
   const root = tempRoot('nlc-tools-')
   const host = new ReferenceHost(session)
   host.registerBackgroundCommandTools({ allowedExecutables: allowed, cwdRoot: root, killGraceMs: 500, ...extra })
@@ -60,11 +56,14 @@ function gated(gate: string): string[] {
   return [SH, '-c', `echo one; while [ ! -e ${gate} ]; do sleep 0.01; done; echo two`]
 }
 
-test('without a policy every command tool refuses in-band, in the tool\'s terms (the host function is the host\'s)', async () => {
+test("without a policy every command tool refuses in-band, in the tool's terms (the host function is the host's)", async () => {
   const host = new ReferenceHost(freshSession('nopolicy'))
   host.registerCommandToolsOnly()
   const run = refusal(await host.executeTool('run_command_bg', { argv: [SH, '-c', 'echo hi'] }))
-  assert.ok(run.endsWith('No background command policy is set for this host, so no command can run: the host application has not enabled run_command_bg yet. No parameter changes that; tell the user.'), run)
+  assert.ok(
+    run.endsWith('No background command policy is set for this host, so no command can run: the host application has not enabled run_command_bg yet. No parameter changes that; tell the user.'),
+    run,
+  )
   assert.doesNotMatch(run, /setBackgroundCommandPolicy/)
   assert.ok(run.includes(RUN_SHAPE), run)
   assert.equal(nc.getBackgroundCommandPolicy(host), undefined)
@@ -189,9 +188,7 @@ test('command_status with a short waitMs returns the live state of a running com
   const nul = ok<StatusResult>(await host.executeTool('command_status', { taskId: run.taskId, waitMs: null }))
   assert.ok(nul.state === 'running' || nul.state === 'queued', nul.state)
   assert.ok(Date.now() - t1 < 2000)
-  const page = ok<nc.BackgroundCommandOutputPage>(
-    await host.executeTool('command_output', { taskId: run.taskId, stream: null, offset: null, limit: null }),
-  )
+  const page = ok<nc.BackgroundCommandOutputPage>(await host.executeTool('command_output', { taskId: run.taskId, stream: null, offset: null, limit: null }))
   assert.deepEqual([page.stream, page.offset, page.limit], ['stdout', 0, 50000])
   writeFileSync(join(root, 'gate'), '')
   const done = ok<StatusResult>(await host.executeTool('command_status', { taskId: run.taskId, waitMs: 20_000 }))
@@ -204,10 +201,14 @@ test('identical command_status calls return the live state, never a cached one',
   const run = ok<RunResult>(await host.executeTool('run_command_bg', { argv: gated('go') }))
   const params = { taskId: run.taskId }
   const first = ok<StatusResult>(
-    await waitFor(async () => {
-      const s = ok<StatusResult>(await host.executeTool('command_status', params))
-      return s.stdoutBytes === 4 ? s : undefined
-    }, 10_000, 'the first line'),
+    await waitFor(
+      async () => {
+        const s = ok<StatusResult>(await host.executeTool('command_status', params))
+        return s.stdoutBytes === 4 ? s : undefined
+      },
+      10_000,
+      'the first line',
+    ),
   )
   assert.equal(first.state, 'running')
   assert.equal(first.tailPreview, '[stdout tail]\none\n')
@@ -218,10 +219,14 @@ test('identical command_status calls return the live state, never a cached one',
 
   writeFileSync(join(root, 'go'), '')
   const last = ok<StatusResult>(
-    await waitFor(async () => {
-      const s = ok<StatusResult>(await host.executeTool('command_status', params))
-      return s.state === 'exited' ? s : undefined
-    }, 10_000, 'the command to exit'),
+    await waitFor(
+      async () => {
+        const s = ok<StatusResult>(await host.executeTool('command_status', params))
+        return s.state === 'exited' ? s : undefined
+      },
+      10_000,
+      'the command to exit',
+    ),
   )
   assert.equal(last.stdoutBytes, 8)
   assert.equal(last.tailPreview, '[stdout tail]\none\ntwo\n')
@@ -252,9 +257,7 @@ test('paging through command_output equals paging through readBackgroundCommandO
   let pages = 0
   let cutPairs = 0
   for (let offset = 0; ; offset += limit) {
-    const a = ok<nc.BackgroundCommandOutputPage>(
-      await host.executeTool('command_output', { taskId: run.taskId, stream: 'stdout', offset, limit }),
-    )
+    const a = ok<nc.BackgroundCommandOutputPage>(await host.executeTool('command_output', { taskId: run.taskId, stream: 'stdout', offset, limit }))
     const b = await nc.readBackgroundCommandOutput(host, run.taskId, { stream: 'stdout', offset, limit })
     assert.deepEqual(a, b, `page at ${offset}`)
     assert.equal(a.totalSize, text.length)
@@ -290,9 +293,7 @@ test("a model's timeoutMs narrows the policy budget", async () => {
 test("a model's timeoutMs never widens the policy budget", async () => {
   const { host } = commandHost([SH], { defaultTimeoutMs: 300, killGraceMs: 200 })
   const t0 = Date.now()
-  const run = ok<RunResult>(
-    await host.executeTool('run_command_bg', { argv: [SH, '-c', 'sleep 30'], timeoutMs: 3_600_000 }),
-  )
+  const run = ok<RunResult>(await host.executeTool('run_command_bg', { argv: [SH, '-c', 'sleep 30'], timeoutMs: 3_600_000 }))
   const st = ok<StatusResult>(await host.executeTool('command_status', { taskId: run.taskId, waitMs: 20_000 }))
   assert.equal(st.state, 'timeout')
   assert.match(st.error ?? '', /\b300ms budget/)
@@ -339,10 +340,14 @@ test('checklist counters: running 1 → finished 1 once it ends → finished 0 o
 
   writeFileSync(join(root, 'release'), '')
   // the checklist reading the counters does not count as looking at the command
-  const l2 = await waitFor(async () => {
-    const l = await list(mine)
-    return l.commandsFinished === 1 ? l : undefined
-  }, 10_000, 'the command to finish')
+  const l2 = await waitFor(
+    async () => {
+      const l = await list(mine)
+      return l.commandsFinished === 1 ? l : undefined
+    },
+    10_000,
+    'the command to finish',
+  )
   assert.equal(l2.commandsRunning, 0)
   const l2b = await list(mine)
   assert.deepEqual([l2b.commandsRunning, l2b.commandsFinished], [0, 1])
@@ -432,14 +437,7 @@ test('inputSchema is a plain JSON Schema object for all ten tools', async () => 
   const gitTools = nc.createGitTools(host)
   const all = { ...commandTools, ...gitTools }
   assert.deepEqual(Object.keys(commandTools), ['run_command_bg', 'command_status', 'command_output', 'command_kill'])
-  assert.deepEqual(Object.keys(gitTools).sort(), [
-    'git_blame',
-    'git_diff',
-    'git_log',
-    'git_ls_files',
-    'git_merge_base',
-    'git_show',
-  ])
+  assert.deepEqual(Object.keys(gitTools).sort(), ['git_blame', 'git_diff', 'git_log', 'git_ls_files', 'git_merge_base', 'git_show'])
   const isPlain = (v: unknown, path: string): void => {
     if (v === null || typeof v !== 'object') {
       assert.ok(['string', 'number', 'boolean'].includes(typeof v), `${path} is ${typeof v}`)
@@ -463,10 +461,7 @@ test('inputSchema is a plain JSON Schema object for all ten tools', async () => 
     assert.ok(Array.isArray(s.required))
     for (const r of s.required!) assert.ok(r in s.properties!, `${key}: required ${r} is a property`)
     for (const [p, ps] of Object.entries(s.properties!)) {
-      assert.ok(
-        ['string', 'number', 'integer', 'boolean', 'array', 'object'].includes(ps.type ?? ''),
-        `${key}.${p} has a JSON Schema type`,
-      )
+      assert.ok(['string', 'number', 'integer', 'boolean', 'array', 'object'].includes(ps.type ?? ''), `${key}.${p} has a JSON Schema type`)
     }
   }
   assert.deepEqual(commandTools.run_command_bg.inputSchema.required, ['argv'])

@@ -181,7 +181,11 @@ describe('a stream that is still being written', () => {
 
 describe('tail previews of multi-byte output', () => {
   test('a tail cut inside a character drops the replacement character at its start', async () => {
-    for (const [ch, bytesPer] of [['é', 2], ['€', 3], ['😀', 4]] as const) {
+    for (const [ch, bytesPer] of [
+      ['é', 2],
+      ['€', 3],
+      ['😀', 4],
+    ] as const) {
       const count = Math.ceil(9001 / bytesPer)
       const h = await nc.startBackgroundCommand(host, ['/bin/sh', '-c', `i=0; while [ $i -lt ${count} ]; do printf '${ch}'; i=$((i+1)); done`], { cwd: '.' })
       const st = await settle(host, h.taskId)

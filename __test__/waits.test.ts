@@ -109,10 +109,19 @@ test('bad wait and search input is refused with NLC_INVALID_ARGUMENT', async (t)
       return true
     })
   }
-  for (const opts of [{ pattern: 'x', maxMatches: -1 }, { pattern: 'x', maxMatches: NaN }, { pattern: 'x', stream: 'any' }, { pattern: '[', regex: true }]) {
+  for (const opts of [
+    { pattern: 'x', maxMatches: -1 },
+    { pattern: 'x', maxMatches: NaN },
+    { pattern: 'x', stream: 'any' },
+    { pattern: '[', regex: true },
+  ]) {
     await assert.rejects(api.searchBackgroundCommandOutput(host, h.taskId, opts), { code: 'NLC_INVALID_ARGUMENT' })
   }
-  for (const page of [{ stream: 'stdout', tail: -1 }, { stream: 'stdout', tail: Infinity }, { stream: 'stdout', tail: 5, offset: 0 }]) {
+  for (const page of [
+    { stream: 'stdout', tail: -1 },
+    { stream: 'stdout', tail: Infinity },
+    { stream: 'stdout', tail: 5, offset: 0 },
+  ]) {
     await assert.rejects(nc.readBackgroundCommandOutput(host, h.taskId, page as any), { code: 'NLC_INVALID_ARGUMENT' })
   }
   await assert.rejects(api.awaitBackgroundCommandOutput(host, 'c0nope', { pattern: 'x' }), { code: 'NLC_UNKNOWN_TASK' })
@@ -268,7 +277,10 @@ test('tail and search on a 50 MiB log: exact, and the host grows by less than 20
   assert.equal(got.first.scannedTo, expected[1000].offset)
   assert.deepEqual([...got.first.matches, ...got.rest], expected, 'resuming from scannedTo misses nothing')
   assert.equal(got.end, text.length)
-  assert.ok(expected.some((m) => m.text.endsWith('…')), 'long lines are cut')
+  assert.ok(
+    expected.some((m) => m.text.endsWith('…')),
+    'long lines are cut',
+  )
   assert.deepEqual(got.regex.matches, jsSearch(text, /line \d+5 FAIL/).slice(0, 5))
   assert.equal(got.tail.content, text.slice(-1000))
   assert.equal(got.tail.offset, text.length - 1000)

@@ -37,12 +37,7 @@ for (let i = 0; i < ROUNDS; i++) {
 }
 r.nc.configureLogs({ maxTotalBytes: null })
 await r.nc.pruneBackgroundCommandLogs({ keepBytes: 0 })
-const summary = Object.fromEntries(
-  Object.entries(runs).map(([k, v]) => [
-    k,
-    { perCommandMs: median(v.map((x) => x.perCommandMs)), blockMeanMs: median(v.map((x) => x.blockMeanMs)), runs: v },
-  ]),
-)
+const summary = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, { perCommandMs: median(v.map((x) => x.perCommandMs)), blockMeanMs: median(v.map((x) => x.blockMeanMs)), runs: v }]))
 summary.ratio = summary.budget.perCommandMs / summary.none.perCommandMs
 summary.blockRatio = summary.budget.blockMeanMs / summary.none.blockMeanMs
 report({ case: 'logs', commands: N, budgetBytes: BUDGET, results: summary })

@@ -13,8 +13,7 @@ const SIZE = Number(f.mib ?? 32) * MiB
 // is that mean times the number of pages.
 const REF_EVERY = Number(f['ref-every'] ?? 1)
 const PAGE = 50_000
-const LINE =
-  'build step 0042 ok: héllo wörld, naïve café — 日本語のテキスト, ελληνικά, emoji 😀🚀 and plain ASCII padding text'
+const LINE = 'build step 0042 ok: héllo wörld, naïve café — 日本語のテキスト, ελληνικά, emoji 😀🚀 and plain ASCII padding text'
 const producer = [SH, '-c', `yes ${shellQuote(LINE)} | head -c ${SIZE}`]
 
 async function produce(kind) {

@@ -112,7 +112,13 @@ function grep(pattern, regex, on = file) {
     if (e.status !== 1) throw e // 1: no line matched
   }
   const ms = performance.now() - t0
-  return { ms, lines: out.split('\n').filter(Boolean).map((l) => Number(l.slice(0, l.indexOf(':')))) }
+  return {
+    ms,
+    lines: out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => Number(l.slice(0, l.indexOf(':')))),
+  }
 }
 
 const patterns = {

@@ -149,8 +149,7 @@ export class ReferenceRunner {
     }
     task.bytes[name] += chunk.length
     const joined = Buffer.concat([task.tails[name], chunk])
-    task.tails[name] =
-      joined.length > TAIL_BYTES ? Buffer.from(joined.subarray(joined.length - TAIL_BYTES)) : joined
+    task.tails[name] = joined.length > TAIL_BYTES ? Buffer.from(joined.subarray(joined.length - TAIL_BYTES)) : joined
     if (!ws.write(chunk)) {
       source.pause()
       ws.once('drain', () => source.resume())

@@ -69,7 +69,11 @@ process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }))
 function fsType(dir) {
   // The filesystem the logs are written to: it shapes cases 3–6.
   try {
-    const mounts = fs.readFileSync('/proc/self/mounts', 'utf8').trim().split('\n').map((l) => l.split(' '))
+    const mounts = fs
+      .readFileSync('/proc/self/mounts', 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
     let best = ['', '', '?']
     for (const m of mounts) if (dir.startsWith(m[1]) && m[1].length >= best[1].length) best = m
     return `${best[2]} (${best[1]})`
@@ -112,12 +116,7 @@ const raw = previous?.raw ?? {}
 // ---- 1. paging ---------------------------------------------------------------
 if (want(1)) {
   step('case 1: paging a settled 32 MiB log')
-  raw.paging = await child('case-paging.mjs', [
-    '--mib',
-    String(SIZES.pagingMiB),
-    '--ref-every',
-    String(SIZES.pagingRefEvery),
-  ])
+  raw.paging = await child('case-paging.mjs', ['--mib', String(SIZES.pagingMiB), '--ref-every', String(SIZES.pagingRefEvery)])
 }
 
 // ---- 2. event-loop lag ------------------------------------------------------
@@ -126,9 +125,7 @@ if (want(2)) {
   for (let round = 0; round < SIZES.lagRounds; round++) {
     for (const runner of ['limit', 'ours', 'execa', 'reference']) {
       step(`case 2: event-loop lag, ${runner}, round ${round + 1}/${SIZES.lagRounds}`)
-      raw.lag[runner].push(
-        await child('case-lag.mjs', ['--runner', runner, '--n', String(SIZES.lagCommands), '--mib', String(SIZES.lagMiB)]),
-      )
+      raw.lag[runner].push(await child('case-lag.mjs', ['--runner', runner, '--n', String(SIZES.lagCommands), '--mib', String(SIZES.lagMiB)]))
     }
   }
 }
@@ -138,14 +135,7 @@ if (want(3)) {
   raw.throughput = {}
   for (const runner of ['limit', 'ours', 'execa', 'reference']) {
     step(`case 3: capture throughput, ${runner}`)
-    raw.throughput[runner] = await child('case-throughput.mjs', [
-      '--runner',
-      runner,
-      '--mib',
-      String(SIZES.throughputMiB),
-      '--reps',
-      String(SIZES.throughputReps),
-    ])
+    raw.throughput[runner] = await child('case-throughput.mjs', ['--runner', runner, '--mib', String(SIZES.throughputMiB), '--reps', String(SIZES.throughputReps)])
   }
 }
 
@@ -210,16 +200,7 @@ if (want(6)) {
     step(`case 6b: memory over ${SIZES.memoryOutputCommands} commands that print, ${runner}`)
     raw.memoryOutput[runner] = await child(
       'case-memory.mjs',
-      [
-        '--runner',
-        runner,
-        '--n',
-        String(SIZES.memoryOutputCommands),
-        '--warm',
-        '200',
-        '--output',
-        String(SIZES.memoryOutputBytes),
-      ],
+      ['--runner', runner, '--n', String(SIZES.memoryOutputCommands), '--warm', '200', '--output', String(SIZES.memoryOutputBytes)],
       MEMORY_FLAGS,
     )
   }
@@ -234,9 +215,7 @@ if (want(6) && SIZES.rssCommands) {
   for (let rep = 0; rep < SIZES.rssRepeats; rep++) {
     for (const runner of ['floor', 'ours', 'reference']) {
       step(`case 6c: whole RSS over ${SIZES.rssCommands} settled commands, ${runner} (${rep + 1}/${SIZES.rssRepeats})`)
-      raw.rss[runner].push(
-        await child('case-rss.mjs', ['--runner', runner, '--n', String(SIZES.rssCommands), '--warm', String(SIZES.rssWarm)], ['--expose-gc']),
-      )
+      raw.rss[runner].push(await child('case-rss.mjs', ['--runner', runner, '--n', String(SIZES.rssCommands), '--warm', String(SIZES.rssWarm)], ['--expose-gc']))
     }
   }
 }
@@ -246,41 +225,18 @@ if (want(7) && SIZES.confineCommands) {
   raw.confine = {}
   for (const heap of SIZES.spawnHeaps) {
     step(`case 7: confined vs unconfined start, ${heap} MiB heap`)
-    raw.confine[heap] = await child('case-confine.mjs', [
-      '--heap',
-      String(heap),
-      '--n',
-      String(SIZES.confineCommands),
-      '--rounds',
-      String(SIZES.confineRounds),
-    ])
+    raw.confine[heap] = await child('case-confine.mjs', ['--heap', String(heap), '--n', String(SIZES.confineCommands), '--rounds', String(SIZES.confineRounds)])
   }
   // The same in a real checkout (this repository's): what the look for
   // repositories to protect adds to each confined start.
   step('case 7c: confined vs unconfined start, this checkout as the write tree')
-  raw.confine.checkout = await child('case-confine.mjs', [
-    '--heap',
-    String(SIZES.spawnHeaps[0]),
-    '--n',
-    String(SIZES.confineCommands),
-    '--rounds',
-    String(SIZES.confineRounds),
-    '--root',
-    REPO_ROOT,
-  ])
+  raw.confine.checkout = await child('case-confine.mjs', ['--heap', String(SIZES.spawnHeaps[0]), '--n', String(SIZES.confineCommands), '--rounds', String(SIZES.confineRounds), '--root', REPO_ROOT])
 }
 
 // ---- 8. waits and search --------------------------------------------------------
 if (want(8) && SIZES.waitTicks) {
   step('case 8: wait latency against a JS data listener; search against grep -n')
-  raw.waits = await child('case-waits.mjs', [
-    '--n',
-    String(SIZES.waitTicks),
-    '--rounds',
-    String(SIZES.waitRounds),
-    '--reps',
-    String(SIZES.searchReps),
-  ])
+  raw.waits = await child('case-waits.mjs', ['--n', String(SIZES.waitTicks), '--rounds', String(SIZES.waitRounds), '--reps', String(SIZES.searchReps)])
 }
 
 // ---- 9. recovery ----------------------------------------------------------------
@@ -298,7 +254,12 @@ if (want(9) && SIZES.recoverCommands) {
   const watch = { on: [], off: [] }
   for (let r = 0; r < SIZES.manifestRounds; r++) {
     for (const m of r % 2 ? ['off', 'on'] : ['on', 'off']) {
-      const res = await child('case-recovery.mjs', ['--mode', 'cost', '--stdin', 'pipe', '--n', String(SIZES.manifestCommands)], [], m === 'off' ? { NEUROLINK_COMMANDS_BENCH_NO_INPUT_WATCH: '1' } : {})
+      const res = await child(
+        'case-recovery.mjs',
+        ['--mode', 'cost', '--stdin', 'pipe', '--n', String(SIZES.manifestCommands)],
+        [],
+        m === 'off' ? { NEUROLINK_COMMANDS_BENCH_NO_INPUT_WATCH: '1' } : {},
+      )
       watch[m].push((res.ms / res.n) * 1000)
     }
   }
@@ -340,8 +301,7 @@ const load1 = previous?.machine.loadAvgEnd ?? os.loadavg()
  * throughput) — the chart uses it to show every row as "× the reference".
  */
 const rows = []
-const fmt = (v, digits = 1) =>
-  v === undefined || v === null || Number.isNaN(v) ? '—' : Number(v).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const fmt = (v, digits = 1) => (v === undefined || v === null || Number.isNaN(v) ? '—' : Number(v).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
 const x = (v) => (v === undefined || Number.isNaN(v) ? '—' : `${fmt(v, v >= 10 ? 0 : v >= 1 ? 1 : 2)}×`)
 
 if (raw.paging) {
@@ -380,7 +340,8 @@ if (raw.lag) {
   })
   rows.push({
     id: '2b',
-    short: '2b event-loop lag max', chart: false,
+    short: '2b event-loop lag max',
+    chart: false,
     case: `… max lag in the same runs, ms`,
     unit: 'ms',
     better: 'lower',
@@ -424,7 +385,8 @@ if (raw.throughput) {
   })
   rows.push({
     id: '3b',
-    short: '3b host CPU per GiB', chart: false,
+    short: '3b host CPU per GiB',
+    chart: false,
     case: `… host CPU time spent per run (user+sys of the host process), ms`,
     unit: 'ms',
     better: 'lower',
@@ -465,7 +427,8 @@ if (raw.spawn) {
   const pct = (k) => (s[big].results.burst[k].ms / s[small].results.burst[k].ms - 1) * 100
   rows.push({
     id: '4c',
-    short: '4c heap change', chart: false,
+    short: '4c heap change',
+    chart: false,
     case: `… change of that figure from ${small} MiB to ${big} MiB of heap (limit: the same shell loop in both processes, i.e. the machine's drift), %`,
     unit: '%',
     better: 'lower',
@@ -568,7 +531,8 @@ if (raw.fanout) {
   const added = f.ours.threadsPeak - f.ours.threadsBefore
   rows.push({
     id: '5b',
-    short: '5b fan-out: peak threads', chart: false,
+    short: '5b fan-out: peak threads',
+    chart: false,
     case: `… peak threads of the host process (before the run: ${f.ours.threadsBefore})`,
     unit: 'threads',
     better: 'lower',
@@ -856,7 +820,7 @@ if (byId['6c']) {
 }
 if (byId['4i']) {
   const r = byId['4i']
-  const per = (v) => (v / SIZES.spawnCommands)
+  const per = (v) => v / SIZES.spawnCommands
   notes.push(
     `**4i. One after another vs a shell loop** — ${r.met ? 'met' : `NOT met (${r.ratio})`}: ${fmt(per(r.ours), 2)} ms per command against ${fmt(per(r.limit), 2)} ms for the shell's fork + exec + wait. The difference (${fmt(per(r.ours - r.limit), 2)} ms) is made of work the shell does not do: the checks on the JS thread (the start call: row 4g), the log directory and its two log files the contract asks for (made ahead on an engine thread while the command before runs, its writer named in an extended attribute), the hop to an engine thread, the spawn there (the engine's vfork-style clone, which returns once the child has exec'd), the two pipes, the pidfd and their registration with the event loop, the watchdog's slot written at the group's start and blanked at its end, the engine thread's wake when the command exits and the JS thread's wake for the settled event. No drain grace is waited for: the command settles as soon as its pipes close. Its floor on this machine is measured without Node by \`cargo run --release -p neurolink-commands-engine --example sequential\` (the hand-off to another thread, then the same with the log directory made first) and is in docs/benchmarks.md.`,
   )
@@ -903,7 +867,9 @@ md.push(`| ${header.join(' | ')} |`)
 md.push(`|${header.map((_h, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`)
 for (const t of tableRows) md.push(`| ${t.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`)
 md.push('')
-md.push('reference = bench/reference-runner.mjs (the JS algorithm NeuroLink uses today); execa = execa 9 with each stream piped to its log file; limit = the same producer with no runner in between (a shell writing straight to the files), or one plain `readFileSync` for paging.')
+md.push(
+  'reference = bench/reference-runner.mjs (the JS algorithm NeuroLink uses today); execa = execa 9 with each stream piped to its log file; limit = the same producer with no runner in between (a shell writing straight to the files), or one plain `readFileSync` for paging.',
+)
 md.push('')
 for (const n of notes) md.push(`- ${n}`)
 md.push('')
@@ -943,9 +909,7 @@ function svgChart(rows) {
   const xOf = (v) => left + ((Math.log10(v) - l0) / (l1 - l0)) * plotW
   const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
   const out = []
-  out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
-  )
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`)
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`)
   out.push(`<text x="${left}" y="18" font-size="13" font-weight="bold">× better than the JS reference runner (log scale; 1 = the reference)</text>`)
   out.push(`<text x="${left + 3 * 90}" y="37" fill="#555">times and bytes: reference ÷ x; throughput: x ÷ reference</text>`)

@@ -42,21 +42,24 @@ async function main(): Promise<void> {
     ['/bin/sh', '-c', 'for i in $(seq 1 16); do echo "[build] step $i/16: compiled module_$i ($((i * 37)) kB)"; sleep 0.2; done; echo "[build] done: 16 modules"'],
     { cwd: '.', label: 'build' },
   )
-  const lint = await startBackgroundCommand(
-    host,
-    ['/bin/sh', '-c', 'sleep 0.5; echo "checked 41 files"; echo "src/app.ts:12:7  error  no-unused-vars  \'token\' is never used" >&2; exit 2'],
-    { cwd: '.', label: 'lint' },
-  )
-  const server = await startBackgroundCommand(
-    host,
-    ['/bin/sh', '-c', 'echo "dev server listening on http://localhost:5173"; while :; do sleep 1; done'],
-    { cwd: '.', label: 'dev server', timeoutMs: 2000 },
-  )
+  const lint = await startBackgroundCommand(host, ['/bin/sh', '-c', 'sleep 0.5; echo "checked 41 files"; echo "src/app.ts:12:7  error  no-unused-vars  \'token\' is never used" >&2; exit 2'], {
+    cwd: '.',
+    label: 'lint',
+  })
+  const server = await startBackgroundCommand(host, ['/bin/sh', '-c', 'echo "dev server listening on http://localhost:5173"; while :; do sleep 1; done'], {
+    cwd: '.',
+    label: 'dev server',
+    timeoutMs: 2000,
+  })
   const ids = [build.taskId, lint.taskId, server.taskId]
   console.log(`started ${ids.map((id) => bold(id)).join(', ')} ${dim('(the handles came back before any of them finished)')}\n`)
 
   const line = (s: BackgroundCommandStatus) => {
-    const last = s.tailPreview.split('\n').filter((l) => l && !l.startsWith('[std')).pop() ?? ''
+    const last =
+      s.tailPreview
+        .split('\n')
+        .filter((l) => l && !l.startsWith('[std'))
+        .pop() ?? ''
     const state = paint(stateColor[s.state] ?? 0, s.state.padEnd(12))
     const bytes = `${String(s.stdoutBytes).padStart(5)} B out ${String(s.stderrBytes).padStart(4)} B err`
     return `  ${s.label.padEnd(11)} ${state} ${bytes}  ${dim(last.slice(0, 60))}`
@@ -90,15 +93,20 @@ async function main(): Promise<void> {
     offset += page.limit
   }
   const whole = await readArtifact(getBackgroundCommandStatus(host, build.taskId).stdout!.artifactId)
-  console.log(bold('\nthe build\'s output, paged back in 200-character windows'))
-  console.log(pages.join('').trimEnd().split('\n').map((l) => `  ${l}`).join('\n'))
+  console.log(bold("\nthe build's output, paged back in 200-character windows"))
   console.log(
-    `\n  ${pages.length} pages, ${pages.join('').length} characters — ${
-      pages.join('') === whole ? paint(32, 'identical to the banked artifact') : paint(31, 'DIFFERENT from the banked artifact')
-    }`,
+    pages
+      .join('')
+      .trimEnd()
+      .split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n'),
+  )
+  console.log(
+    `\n  ${pages.length} pages, ${pages.join('').length} characters — ${pages.join('') === whole ? paint(32, 'identical to the banked artifact') : paint(31, 'DIFFERENT from the banked artifact')}`,
   )
   const lintErr = await readArtifact(getBackgroundCommandStatus(host, lint.taskId).stderr!.artifactId)
-  console.log(bold('\nthe lint\'s stderr, as evidence:'), lintErr.trimEnd())
+  console.log(bold("\nthe lint's stderr, as evidence:"), lintErr.trimEnd())
 
   // Kernel confinement: the same allowed shell, now unable to touch $HOME.
   const support = confinementSupport()
@@ -107,11 +115,10 @@ async function main(): Promise<void> {
     const confined = { name: 'confined demo host' }
     setBackgroundCommandPolicy(confined, { allowedExecutables: ['/bin/sh'], cwdRoot: root, confine: {} })
     const target = join(homedir(), '.neurolink-demo-should-not-exist')
-    const attempt = await startBackgroundCommand(
-      confined,
-      ['/bin/sh', '-c', `echo ok > in-root.txt && echo "wrote in the root"; echo pwned > ${target} && echo "wrote $HOME"`],
-      { cwd: '.', label: 'confined' },
-    )
+    const attempt = await startBackgroundCommand(confined, ['/bin/sh', '-c', `echo ok > in-root.txt && echo "wrote in the root"; echo pwned > ${target} && echo "wrote $HOME"`], {
+      cwd: '.',
+      label: 'confined',
+    })
     const s = await awaitBackgroundCommand(confined, attempt.taskId)
     const out = await readArtifact(s.stdout!.artifactId)
     const err = await readArtifact(s.stderr!.artifactId)
@@ -168,7 +175,13 @@ async function interactive(host: object): Promise<void> {
   }
   const st = await awaitBackgroundCommand(host, cmd.taskId)
   console.log(`  ${st.label} ${paint(stateColor[st.state] ?? 0, st.state)} exit ${st.exitCode}; the terminal showed:`)
-  console.log((await screen()).trimEnd().split('\r\n').map((l) => `    ${l}`).join('\n'))
+  console.log(
+    (await screen())
+      .trimEnd()
+      .split('\r\n')
+      .map((l) => `    ${l}`)
+      .join('\n'),
+  )
 }
 
 main().catch((e: unknown) => {

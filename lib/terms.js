@@ -11,10 +11,8 @@
 
 /** Host-configuration refusals the model cannot fix: what it is told instead. */
 const FIXED = {
-  NLC_NO_POLICY:
-    'No background command policy is set for this host, so no command can run: the host application has not enabled run_command_bg yet. No parameter changes that; tell the user.',
-  NLC_GIT_NOT_CONFIGURED:
-    'The git tools are not set up for this host: the host application has not given them a repository yet. No parameter changes that; tell the user.',
+  NLC_NO_POLICY: 'No background command policy is set for this host, so no command can run: the host application has not enabled run_command_bg yet. No parameter changes that; tell the user.',
+  NLC_GIT_NOT_CONFIGURED: 'The git tools are not set up for this host: the host application has not given them a repository yet. No parameter changes that; tell the user.',
 }
 
 /**
@@ -29,35 +27,19 @@ const REPHRASED = [
     "use the artifactId of a stdout or stderr ref in a settled command's command_status result, or of a git tool's output ref",
   ],
   ['NLC_NOT_ALLOWED', 'argv[0] must equal one of allowedExecutables exactly', 'argv[0] must equal one of the executables this host allows, spelled exactly'],
-  [
-    'NLC_NOT_ALLOWED',
-    'The policy allows no executable at all; add it to allowedExecutables.',
-    'This host allows no executable at all, so no command can run; tell the user.',
-  ],
+  ['NLC_NOT_ALLOWED', 'The policy allows no executable at all; add it to allowedExecutables.', 'This host allows no executable at all, so no command can run; tell the user.'],
   ['NLC_OUTSIDE_ROOT', 'pass a directory inside cwdRoot', 'pass a cwd inside the sandbox root, or leave cwd out to run in the root itself'],
   ['NLC_OUTSIDE_ROOT', "set the policy's cwdRoot to a directory that exists", "the host's sandbox root is missing; tell the user"],
   ['NLC_OUTSIDE_ROOT', "set the policy's cwdRoot to a directory", "the host's sandbox root is not a directory; tell the user"],
   ['NLC_OUTSIDE_ROOT', 'cwdRoot "', 'The sandbox root "'],
-  [
-    'NLC_OUTSIDE_ROOT',
-    "or call configureGitTools (NeuroLink: registerGitTools) again with the path of the repository's working tree",
-    'or tell the user that the git tools point at no repository',
-  ],
+  ['NLC_OUTSIDE_ROOT', "or call configureGitTools (NeuroLink: registerGitTools) again with the path of the repository's working tree", 'or tell the user that the git tools point at no repository'],
   [
     'NLC_CONFINEMENT_UNAVAILABLE',
     'To run commands unconfined explicitly, set confine: false in the policy and leave options.confine out',
     "Confinement is the host's setting, which no parameter changes; tell the user",
   ],
-  [
-    'NLC_LOG_DIR',
-    'Point TMPDIR at a writable directory with free space, or use confine.tmp: "shared".',
-    "The host's temp directory is full or not writable; tell the user.",
-  ],
-  [
-    'NLC_INVALID_ARGUMENT',
-    'start it with stdin: "pipe" (or terminal: true) to write to it',
-    'start it with run_command_bg stdin: true (or terminal: true) to write to it with command_input',
-  ],
+  ['NLC_LOG_DIR', 'Point TMPDIR at a writable directory with free space, or use confine.tmp: "shared".', "The host's temp directory is full or not writable; tell the user."],
+  ['NLC_INVALID_ARGUMENT', 'start it with stdin: "pipe" (or terminal: true) to write to it', 'start it with run_command_bg stdin: true (or terminal: true) to write to it with command_input'],
   ['NLC_NOT_RUNNING', 'start it again to send it', 'start it again with run_command_bg to send it'],
   ['NLC_LOGS_REMOVED', ', configureLogs maxAgeMs)', ", the host's setting)"],
   ['NLC_LOGS_REMOVED', ', pruneBackgroundCommandLogs olderThanMs)', ', by the host)'],
@@ -94,7 +76,13 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const PARAM_PATTERNS = Object.fromEntries(
   Object.entries(PARAMS).map(([tool, names]) => [
     tool,
-    new RegExp(`(?<![\\w.])(${Object.keys(names).sort((a, b) => b.length - a.length).map(escape).join('|')})(?![\\w])`, 'g'),
+    new RegExp(
+      `(?<![\\w.])(${Object.keys(names)
+        .sort((a, b) => b.length - a.length)
+        .map(escape)
+        .join('|')})(?![\\w])`,
+      'g',
+    ),
   ]),
 )
 

@@ -234,10 +234,7 @@ function createBackgroundCommandTools(host, api, sessionOf, options) {
         if (r.matched) out.waitLine = r.line
         return out
       }
-      const status =
-        req.op === 'status'
-          ? api.getBackgroundCommandStatus(host, raw.taskId)
-          : await api.awaitBackgroundCommand(host, raw.taskId, { timeoutMs: req.timeoutMs })
+      const status = req.op === 'status' ? api.getBackgroundCommandStatus(host, raw.taskId) : await api.awaitBackgroundCommand(host, raw.taskId, { timeoutMs: req.timeoutMs })
       return withInputHint(withCounters(status, ctx))
     },
     async command_output(req, raw) {
@@ -273,7 +270,12 @@ function createBackgroundCommandTools(host, api, sessionOf, options) {
   }
 
   // NeuroLink's four first, then the extra ones in the order asked for.
-  const names = [...Object.values(specs).filter((s) => s.family === 'command').map((s) => s.name), ...extra]
+  const names = [
+    ...Object.values(specs)
+      .filter((s) => s.family === 'command')
+      .map((s) => s.name),
+    ...extra,
+  ]
   const tools = {}
   for (const name of names) {
     tools[name] = toolObject(name, bound(sessionOf, runs[name]), name === 'run_command_bg' ? policyView : undefined)

@@ -133,7 +133,10 @@ export function render(source) {
       out.push('```ts', declarationText(t, sf).replace(/\/\*\*[\s\S]*?\*\/\s*/g, ''), '```', '')
     }
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

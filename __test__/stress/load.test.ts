@@ -86,10 +86,14 @@ function plan(kind: Kind, r: () => number, i: number): Plan {
 }
 
 async function pidOf(host: object, taskId: string): Promise<number> {
-  const line = await waitFor(async () => {
-    const p = await nc.readBackgroundCommandOutput(host, taskId, { stream: 'stdout', limit: 32 })
-    return p.content.includes('\n') && p.content.split('\n')[0]
-  }, 60_000, `the pid line of ${taskId}`)
+  const line = await waitFor(
+    async () => {
+      const p = await nc.readBackgroundCommandOutput(host, taskId, { stream: 'stdout', limit: 32 })
+      return p.content.includes('\n') && p.content.split('\n')[0]
+    },
+    60_000,
+    `the pid line of ${taskId}`,
+  )
   return Number(line)
 }
 
@@ -155,9 +159,7 @@ test(`${COUNT} commands at once: every one settles as it should, every byte is a
 
   const plans = Array.from({ length: COUNT }, (_, i) => plan(KINDS[Math.floor(r() * KINDS.length)]!, r, i))
   const t0 = Date.now()
-  const handles = await Promise.all(
-    plans.map((p) => nc.startBackgroundCommand(host, [SH, '-c', p.script], { cwd: '.', ...(p.timeoutMs ? { timeoutMs: p.timeoutMs } : {}) })),
-  )
+  const handles = await Promise.all(plans.map((p) => nc.startBackgroundCommand(host, [SH, '-c', p.script], { cwd: '.', ...(p.timeoutMs ? { timeoutMs: p.timeoutMs } : {}) })))
   const tStarted = Date.now() - t0
   for (const h of handles) taskIds.push(h.taskId)
   let peakFds = openFds()

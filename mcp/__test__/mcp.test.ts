@@ -119,13 +119,18 @@ async function startWithPid(s: Session, script: string): Promise<{ taskId: strin
 }
 
 describe('neurolink-commands-mcp over stdio', () => {
-  test('lists the library\'s tools with their JSON Schemas unchanged; no git tools without --git', async () => {
+  test("lists the library's tools with their JSON Schemas unchanged; no git tools without --git", async () => {
     const r = root()
     const s = await connect(['--root', r, '--allow', SH, '--allow', NODE])
     const { tools } = await s.client.listTools()
     const expected = libraryTools(r, [SH, NODE])
     const names = tools.map((t) => t.name).sort()
-    assert.deepEqual(names, Object.values(expected).map((t) => t.name).sort())
+    assert.deepEqual(
+      names,
+      Object.values(expected)
+        .map((t) => t.name)
+        .sort(),
+    )
     for (const name of ['run_command_bg', 'command_status', 'command_output', 'command_kill']) {
       assert.ok(names.includes(name), `${name} is offered`)
     }
@@ -211,7 +216,7 @@ describe('neurolink-commands-mcp over stdio', () => {
     assert.equal(Buffer.from(got, 'utf8').equals(Buffer.from(expected, 'utf8')), true)
   })
 
-  test('refusals are tool errors carrying the library\'s code; bad input never takes the server down', async () => {
+  test("refusals are tool errors carrying the library's code; bad input never takes the server down", async () => {
     const r = root()
     const s = await connect(['--root', r, '--allow', SH])
     const lib = libraryTools(r, [SH])
@@ -262,7 +267,10 @@ describe('neurolink-commands-mcp over stdio', () => {
     }
     const sc = ok(listed)
     const rows = sc.commands as { taskId: string; running: boolean }[]
-    assert.deepEqual(rows.map((x) => x.taskId), [a.taskId, b.taskId])
+    assert.deepEqual(
+      rows.map((x) => x.taskId),
+      [a.taskId, b.taskId],
+    )
     assert.equal(rows[1].running, true)
     assert.ok(text(listed).includes(b.taskId as string))
     ok(await call(s, 'command_kill', { taskId: b.taskId }))
@@ -311,14 +319,7 @@ describe('neurolink-commands-mcp over stdio', () => {
     })
     assert.equal(res.status, 0, res.stderr)
     const [packed] = JSON.parse(res.stdout.slice(res.stdout.indexOf('['))) as { files: { path: string; mode: number }[] }[]
-    assert.deepEqual(packed.files.map((f) => f.path).sort(), [
-      'README.md',
-      'bin/neurolink-commands-mcp.js',
-      'lib/config.js',
-      'lib/render.js',
-      'lib/server.js',
-      'package.json',
-    ])
+    assert.deepEqual(packed.files.map((f) => f.path).sort(), ['README.md', 'bin/neurolink-commands-mcp.js', 'lib/config.js', 'lib/render.js', 'lib/server.js', 'package.json'])
     const bin = packed.files.find((f) => f.path === 'bin/neurolink-commands-mcp.js')!
     assert.equal(bin.mode & 0o111, 0o111, 'the bin is executable')
     const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as {
@@ -335,9 +336,14 @@ describe('neurolink-commands-mcp over stdio', () => {
     const { taskId } = ok(await call(s, 'run_command_bg', { argv: [SH, '-c', 'sleep 3; echo done'] })) as { taskId: string }
     const seen: { progress: number; total?: number; at: number }[] = []
     const t0 = Date.now()
-    const res = await call(s, 'command_status', { taskId, waitMs: 30_000 }, {
-      onprogress: (p: { progress: number; total?: number }) => seen.push({ ...p, at: Date.now() }),
-    })
+    const res = await call(
+      s,
+      'command_status',
+      { taskId, waitMs: 30_000 },
+      {
+        onprogress: (p: { progress: number; total?: number }) => seen.push({ ...p, at: Date.now() }),
+      },
+    )
     const elapsed = Date.now() - t0
     const st = ok(res)
     assert.equal(st.state, 'exited')
@@ -356,12 +362,17 @@ describe('neurolink-commands-mcp over stdio', () => {
     const ac = new AbortController()
     const t0 = Date.now()
     let progress = 0
-    const waiting = call(s, 'command_status', { taskId, waitMs: 40_000 }, {
-      signal: ac.signal,
-      onprogress: () => {
-        progress++
+    const waiting = call(
+      s,
+      'command_status',
+      { taskId, waitMs: 40_000 },
+      {
+        signal: ac.signal,
+        onprogress: () => {
+          progress++
+        },
       },
-    })
+    )
     await waitFor(() => progress >= 2, 10_000, 'progress before cancelling')
     ac.abort('the user changed their mind')
     await assert.rejects(waiting)
@@ -393,8 +404,7 @@ describe('neurolink-commands-mcp over stdio', () => {
 
   test('git tools on a real repository, and their full output through artifact_read', async () => {
     const repo = root()
-    const git = (...a: string[]) =>
-      execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.com', ...a], { cwd: repo, encoding: 'utf8' })
+    const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.com', ...a], { cwd: repo, encoding: 'utf8' })
     git('init', '-q', '-b', 'main')
     writeFileSync(join(repo, 'a.txt'), 'first\n')
     git('add', 'a.txt')
@@ -496,7 +506,7 @@ describe('neurolink-commands-mcp over stdio', () => {
     const t = ok(await call(s, 'run_command_bg', { argv: [NODE, '-e', 'process.stdout.write(process.cwd())'] }))
     ok(await call(s, 'command_status', { taskId: t.taskId, waitMs: 20_000 }))
     const page = ok(await call(s, 'command_output', { taskId: t.taskId }))
-    assert.equal(page.content, sub, 'cwdRoot resolves against the config file\'s directory')
+    assert.equal(page.content, sub, "cwdRoot resolves against the config file's directory")
   })
 
   test('refuses to start without a root or an allowed executable, or with bad flags (exit code 2)', () => {
@@ -532,7 +542,7 @@ describe('neurolink-commands-mcp over stdio', () => {
     assert.match(help.stderr, /--root <dir>/)
   })
 
-  test('--confine never runs unconfined: without the library\'s confinement it refuses to start', async () => {
+  test("--confine never runs unconfined: without the library's confinement it refuses to start", async () => {
     const r = root()
     if (QEMU) {
       // qemu-user does not pass Landlock's system calls on to the kernel (the

@@ -15,9 +15,7 @@ function seconds(ms) {
 }
 
 function counters(r) {
-  return typeof r.running === 'number' && typeof r.finished === 'number'
-    ? `Session: ${r.running} running, ${r.finished} finished and not looked at yet.`
-    : undefined
+  return typeof r.running === 'number' && typeof r.finished === 'number' ? `Session: ${r.running} running, ${r.finished} finished and not looked at yet.` : undefined
 }
 
 function outcome(s) {
@@ -59,10 +57,7 @@ function status(s) {
 
 function page(p) {
   const end = p.offset + p.content.length
-  const head =
-    `${p.stream} of ${p.taskId}, characters ${p.offset}..${end} of ${p.totalSize}` +
-    (p.hasMore ? ` (more: read on with offset ${end})` : ' (the end)') +
-    ':'
+  const head = `${p.stream} of ${p.taskId}, characters ${p.offset}..${end} of ${p.totalSize}` + (p.hasMore ? ` (more: read on with offset ${end})` : ' (the end)') + ':'
   return [head, p.content]
 }
 
@@ -135,10 +130,7 @@ export function renderResult(result, { artifactTool } = {}) {
       lines = status(result)
       if (typeof result.bytesWritten === 'number') lines.unshift(`Wrote ${result.bytesWritten} bytes.`)
     } else if (result && typeof result.taskId === 'string' && Array.isArray(result.argv)) {
-      lines = [
-        `Started ${result.taskId}: ${JSON.stringify(result.argv)}. It runs in the background; ` +
-          `check it with command_status { "taskId": "${result.taskId}", "waitMs": 30000 }.`,
-      ]
+      lines = [`Started ${result.taskId}: ${JSON.stringify(result.argv)}. It runs in the background; ` + `check it with command_status { "taskId": "${result.taskId}", "waitMs": 30000 }.`]
     } else if (result && typeof result.bytesWritten === 'number') {
       lines = [`Wrote ${result.bytesWritten} bytes.`]
     } else {

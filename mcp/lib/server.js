@@ -35,7 +35,11 @@ export const FALLBACK_CODE = 'NLC_INVALID_ARGUMENT'
 /** The extra command tools asked for (§9, §10). */
 const EXTRA_TOOLS = limits.extraTools
 /** Which tools only read (an annotation for clients; unknown tools get none). */
-const READ_ONLY = new Set(Object.values(specs).filter((s) => s.readOnly).map((s) => s.name))
+const READ_ONLY = new Set(
+  Object.values(specs)
+    .filter((s) => s.readOnly)
+    .map((s) => s.name),
+)
 
 function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -147,7 +151,10 @@ export function createRuntime({ policy, git }) {
       throw new UsageError(`the git settings were refused: ${messageOf(e)}`)
     }
     for (const t of Object.values(nc.createGitTools(host))) tools.set(t.name, t)
-    tools.set('artifact_read', createArtifactTool((artifactId, window) => nc.retrieveArtifact(artifactId, window)))
+    tools.set(
+      'artifact_read',
+      createArtifactTool((artifactId, window) => nc.retrieveArtifact(artifactId, window)),
+    )
   }
   for (const [name, t] of tools) {
     if (!t || typeof t.execute !== 'function' || !isObject(t.inputSchema)) tools.delete(name)
@@ -307,8 +314,7 @@ export function createServer(runtime) {
       const answer = toMcp(waited.result, artifactToolName)
       if (waited.capped) {
         answer.structuredContent.waitCappedMs = WAIT_CAP_MS
-        answer.content[0].text +=
-          `\nThe wait stopped at ${WAIT_CAP_MS / 1000} s, the most this server waits in one call; the command keeps running — call command_status with waitMs again to wait longer.`
+        answer.content[0].text += `\nThe wait stopped at ${WAIT_CAP_MS / 1000} s, the most this server waits in one call; the command keeps running — call command_status with waitMs again to wait longer.`
       }
       return answer
     } catch (e) {

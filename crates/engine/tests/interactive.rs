@@ -175,13 +175,20 @@ async fn a_terminal_session_with_its_size_resize_and_ctrl_d() {
     );
     let st = commands::status(&f.engine, f.host, &id).unwrap();
     assert!(st.stdin_open);
-    // The shell runs its WINCH trap once the foreground cat has ended.
-    commands::resize_terminal(&f.engine, f.host, &id, 120, 33).unwrap();
-    // end: ctrl-d after the data; cat sees end of file, the input stays open.
-    let n = commands::write_input(&f.engine, f.host, &id, b"typed\r".to_vec(), true)
+    // The line echoed twice (the terminal, then cat) means cat is running:
+    // a resize before that would run the shell's trap before cat starts.
+    let n = commands::write_input(&f.engine, f.host, &id, b"typed\r".to_vec(), false)
         .await
         .unwrap();
-    assert_eq!(n, 7);
+    assert_eq!(n, 6);
+    f.wait_output(&id, "typed\r\ntyped\r\n").await;
+    // The shell runs its WINCH trap once the foreground cat has ended.
+    commands::resize_terminal(&f.engine, f.host, &id, 120, 33).unwrap();
+    // end: ctrl-d; cat sees end of file, the input stays open.
+    let n = commands::write_input(&f.engine, f.host, &id, Vec::new(), true)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
     f.wait_output(&id, "typed\r\ntyped\r\n33 120\r\neof\r\n")
         .await;
     assert!(commands::status(&f.engine, f.host, &id).unwrap().stdin_open);
