@@ -6,8 +6,10 @@
 //! descends from one of the hardened spawner threads and so already holds
 //! no capabilities and carries `no_new_privs` and the seccomp filter
 //! ([`super::seccomp`]: privileged calls, and without network every socket
-//! family but `AF_UNIX`) — then it calls the ordinary [`spawn`](super::spawn)
-//! (posix_spawn: no fork of the host, no `pre_exec`) and ends. The child
+//! family but `AF_UNIX`) — then it starts the command through the
+//! transform every start passes ([`super::transform::start`], given the
+//! plan: the engine's own spawn, inside the namespace view at the `"full"`
+//! level; no fork of the host, no `pre_exec`) and ends. The child
 //! inherits the thread's Landlock domain, its seccomp filter and
 //! `no_new_privs`, and so does everything the child starts, also after
 //! `setsid`. Only that thread was restricted, and it is gone: the host's
@@ -162,13 +164,15 @@ impl Job {
                 // so here it scopes signals, abstract sockets and TCP only;
                 // files are the view's.
                 imp::restrict_scopes(start.plan.network)?;
-                return spawn_in_view(&start);
+            } else {
+                // No user namespace here: nothing of the spawner's is kept.
+                crate::process::seccomp::drop_kept()?;
+                imp::restrict_this_thread(&start.plan)?;
             }
-            // No user namespace here: nothing of the spawner's is kept.
-            #[cfg(target_os = "linux")]
-            crate::process::seccomp::drop_kept()?;
+            #[cfg(not(target_os = "linux"))]
             imp::restrict_this_thread(&start.plan)?;
-            spawn_start(&start)
+            // The one step of every start, restricted as the plan says.
+            super::transform::start(&request(&start), Some(&start.plan))
         };
         let result = guard(&mut spawn);
         deliver(result);
@@ -185,8 +189,8 @@ impl Job {
     }
 }
 
-/// The request of a confined start: its private temp directory (if any)
-/// for the spawn to put in the environment, its cgroup (if any).
+/// The request of a confined start, its cgroup (if any) included; the
+/// transform adds its private temp directory from the plan.
 fn request(start: &Start) -> super::transform::Request<'_> {
     use std::os::fd::AsFd;
     super::transform::Request {
@@ -194,20 +198,9 @@ fn request(start: &Start) -> super::transform::Request<'_> {
         dir: start.dir.as_fd(),
         env: start.env.as_deref(),
         input: start.input,
-        tmp: start.plan.private_tmp.as_deref(),
+        tmp: None,
         cgroup: start.cgroup.as_ref().map(|c| c.handle()),
     }
-}
-
-/// The spawn of a confined start, on its (restricted) thread.
-fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
-    super::spawn::spawn(&request(start))
-}
-
-/// The spawn of a `"full"` confined start, in its view.
-#[cfg(target_os = "linux")]
-fn spawn_in_view(start: &Start) -> std::io::Result<Spawned> {
-    super::spawn::spawn_in_view(&request(start), &start.plan)
 }
 
 #[cfg(target_os = "linux")]

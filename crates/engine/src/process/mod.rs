@@ -1,5 +1,6 @@
-//! One operating-system process and its group: how it is started
-//! ([`spawn`], after the [`transform`] hook), how its group is signalled
+//! One operating-system process and its group: how it is started (every
+//! start passes [`transform`], which picks the spawn — [`spawn`], the
+//! standard one, or inside a namespace view), how its group is signalled
 //! ([`signals`]) and how it is stopped when the host itself dies
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
