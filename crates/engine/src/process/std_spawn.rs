@@ -45,7 +45,7 @@ pub fn enabled() -> bool {
 /// Start `req` (unconfined, piped) with `std::process::Command`: the
 /// transform's [`Route::Standard`](super::transform::Route::Standard).
 #[cfg(target_os = "linux")]
-pub fn spawn(req: &Request<'_>) -> std::io::Result<Spawned> {
+pub(super) fn spawn(req: &Request<'_>) -> std::io::Result<Spawned> {
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
