@@ -37,10 +37,10 @@
 //! the view, and a new network namespace (network off) hides the host's
 //! abstract sockets.
 //!
-//! The parts, each in a file of its own: the parent's resolution of a plan
-//! into the child's steps ([`view`]), the child's taking of them
-//! ([`enter`](mod@enter)), what the child hands back before its exec
-//! ([`handoff`]) and the holding of its mount namespace ([`keeper`]).
+//! The parts, each in a file of its own under `sandbox/`: the parent's
+//! resolution of a plan into the child's steps (`view.rs`), the child's
+//! taking of them (`enter.rs`), what the child hands back before its exec
+//! (`handoff.rs`) and the holding of its mount namespace (`keeper.rs`).
 //! Nothing here starts a process: the spawn ([`super::vfork`]) uses the
 //! sandbox, and whether this host can make one at all is measured above
 //! both ([`super::probe`]).

@@ -2,8 +2,8 @@
 //! own process group and no controlling terminal), stdin from /dev/null
 //! (or a pipe the supervisor writes), both streams piped, the environment
 //! replaced or inherited, and the working directory entered through the
-//! held descriptor ([`spawn_pipes`]); or the leader of a new session on a
-//! fresh pseudo-terminal ([`spawn_in_terminal`]). Which one a start takes —
+//! held descriptor (`spawn_pipes`); or the leader of a new session on a
+//! fresh pseudo-terminal (`spawn_in_terminal`). Which one a start takes —
 //! and whether inside a namespace view — is decided by the transform
 //! ([`super::transform::route`]), the one caller of both.
 //!

@@ -44,7 +44,7 @@
 //! `environ` as it is when the environment is not replaced.
 //!
 //! This file is the parent's side (the pipes, the clone, the report); the
-//! child's side — the plan it reads and the steps above — is [`child`], in
+//! child's side — the plan it reads and the steps above — is `vfork/child.rs`,
 //! a file of its own because its rules (no allocation, no lock) are not
 //! the parent's.
 
