@@ -28,6 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::launch::Request;
 pub use super::plan::{Counter, Grant, Level, Plan, Protected, Refusals, DEVICE_NODES};
 pub use super::probe::{
     missing, missing_at, namespaces_why_not, support, Support, NEEDED_ABI, TEST_ABI_VAR,
@@ -128,13 +129,23 @@ pub type Deliver = Box<dyn FnOnce(std::io::Result<Spawned>) + Send>;
 /// filter by reference, so no filter is compiled and attached per command
 /// (attaching one costs about a millisecond, most of it the kernel
 /// preparing and later freeing the program).
-pub fn spawn_detached(start: Start, guard: Guard, deliver: Deliver) {
+///
+/// Reached through [`super::transform::spawn_confined`], which hands in
+/// `spawn`: its own [`start`](super::transform::start), the one step every
+/// start passes, called here once the thread is restricted (passed in so
+/// that this module needs nothing of the transform's).
+pub(super) fn spawn_detached(start: Start, guard: Guard, deliver: Deliver, spawn: Spawn) {
     imp::hand_over(Box::new(Job {
         start,
         guard,
         deliver,
+        spawn,
     }));
 }
+
+/// What a confining thread calls, restricted, to start the command: the
+/// transform's [`start`](super::transform::start).
+pub type Spawn = fn(&Request<'_>, Option<&Plan>) -> std::io::Result<Spawned>;
 
 /// One confined spawn handed to a confining thread (Linux only: elsewhere
 /// every confined start is refused before it gets here).
@@ -143,6 +154,7 @@ struct Job {
     start: Start,
     guard: Guard,
     deliver: Deliver,
+    spawn: Spawn,
 }
 
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -154,6 +166,7 @@ impl Job {
             mut start,
             guard,
             deliver,
+            spawn: start_restricted,
         } = self;
         let refused = std::mem::take(&mut start.refused);
         let mut spawn = || {
@@ -172,7 +185,7 @@ impl Job {
             #[cfg(not(target_os = "linux"))]
             imp::restrict_this_thread(&start.plan)?;
             // The one step of every start, restricted as the plan says.
-            super::transform::start(&request(&start), Some(&start.plan))
+            start_restricted(&request(&start), Some(&start.plan))
         };
         let result = guard(&mut spawn);
         deliver(result);
@@ -191,9 +204,9 @@ impl Job {
 
 /// The request of a confined start, its cgroup (if any) included; the
 /// transform adds its private temp directory from the plan.
-fn request(start: &Start) -> super::transform::Request<'_> {
+fn request(start: &Start) -> Request<'_> {
     use std::os::fd::AsFd;
-    super::transform::Request {
+    Request {
         argv: &start.argv,
         dir: start.dir.as_fd(),
         env: start.env.as_deref(),

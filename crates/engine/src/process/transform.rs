@@ -15,12 +15,13 @@
 //! paths switch selects, lets `Command` fork), the leader heading its own
 //! session and so its own group, created in its cgroup.
 //!
-//! A confined start (SPEC §8) reaches here on a confining thread
-//! ([`confine::spawn_detached`](super::confine::spawn_detached)), because
-//! the Landlock domain a command inherits is its spawning thread's: that
-//! thread restricts itself first, then calls [`start`] with the plan. An
-//! unconfined start calls [`spawn`] on the caller's own thread. The choice
-//! of thread is the caller's; the choice of spawn is made here only.
+//! Callers have two doors, both here: [`spawn`] for an unconfined start,
+//! which runs [`start`] on the caller's own thread, and [`spawn_confined`]
+//! for a confined one (SPEC §8), which hands the start to a confining
+//! thread ([`super::confine`]) — the Landlock domain a command inherits is
+//! its spawning thread's, so that thread restricts itself first and then
+//! runs [`start`] with the plan. The thread differs; the step, and so the
+//! choice of spawn, is the same.
 //!
 //! A platform adds its spawns as routes: Linux has all of them; macOS
 //! starts through its own posix_spawn (pipes or a terminal, never a view);
@@ -32,6 +33,7 @@
 
 use std::io;
 
+use super::confine::{Deliver, Guard, Start};
 pub use super::launch::Request;
 use super::launch::{Input, Spawned};
 use super::plan::{Level, Plan};
@@ -121,6 +123,15 @@ pub fn start(req: &Request<'_>, confinement: Option<&Plan>) -> io::Result<Spawne
 /// Start the unconfined `launch` ([`start`] without a plan).
 pub fn spawn(launch: Request<'_>) -> io::Result<Spawned> {
     start(&launch, None)
+}
+
+/// Start the confined `confined` (SPEC §8) without waiting: it is handed to
+/// a confining thread, which restricts itself as the plan says and then
+/// calls [`start`] with the plan; `guard` runs around that call there and
+/// `deliver` gets its result (see
+/// [`confine`](super::confine#theory-of-operation)).
+pub fn spawn_confined(confined: Start, guard: Guard, deliver: Deliver) {
+    super::confine::spawn_detached(confined, guard, deliver, start);
 }
 
 #[cfg(test)]
