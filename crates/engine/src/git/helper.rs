@@ -184,7 +184,7 @@ fn start(
             watchdog::untrack(s.pid);
         }
     });
-    confine::spawn_detached(start, guard, deliver);
+    transform::spawn_confined(start, guard, deliver);
     rx.recv().unwrap_or_else(|_| {
         Err(std::io::Error::other(
             "the confining thread ended before it started git",

@@ -137,6 +137,6 @@ pub(super) fn hand_to_confining_thread(
             watchdog::untrack(child.pid);
         }
     });
-    confine::spawn_detached(start, guard, deliver);
+    transform::spawn_confined(start, guard, deliver);
     rx
 }

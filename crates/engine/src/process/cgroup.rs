@@ -470,14 +470,17 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let s = crate::process::unless_busy(|| {
-            crate::process::spawn::spawn(&crate::process::transform::Request {
-                argv: &argv,
-                dir: held.fd.as_fd(),
-                env: None,
-                input: crate::process::spawn::Input::Null,
-                tmp: None,
-                cgroup: Some(c.handle()),
-            })
+            crate::process::transform::start(
+                &crate::process::transform::Request {
+                    argv: &argv,
+                    dir: held.fd.as_fd(),
+                    env: None,
+                    input: crate::process::spawn::Input::Null,
+                    tmp: None,
+                    cgroup: Some(c.handle()),
+                },
+                None,
+            )
         })
         .unwrap();
         let mut out = String::new();
@@ -497,7 +500,8 @@ mod tests {
     /// instruction (its first act here prints its cgroup).
     #[test]
     fn every_kind_of_start_is_born_in_its_cgroup() {
-        use crate::process::spawn::{peek_exit, reap, spawn, Exit, Input};
+        use crate::process::spawn::{peek_exit, reap, Exit, Input};
+        use crate::process::transform::start;
         let Some(c) = Cgroup::take() else {
             assert!(
                 rustix::process::geteuid().as_raw() != 0 || base_path().is_none(),
@@ -540,14 +544,17 @@ mod tests {
         for (input, tmp) in kinds {
             let _ = std::fs::remove_file(d.path().join("cg"));
             let s = crate::process::unless_busy(|| {
-                spawn(&crate::process::transform::Request {
-                    argv: &argv,
-                    dir: held.fd.as_fd(),
-                    env: None,
-                    input,
-                    tmp,
-                    cgroup: Some(handle),
-                })
+                start(
+                    &crate::process::transform::Request {
+                        argv: &argv,
+                        dir: held.fd.as_fd(),
+                        env: None,
+                        input,
+                        tmp,
+                        cgroup: Some(handle),
+                    },
+                    None,
+                )
             })
             .unwrap_or_else(|e| panic!("{input:?} {tmp:?}: {e}"));
             assert_eq!(peek_exit(s.pid, true), Some(Exit::Code(0)), "{input:?}");

@@ -66,53 +66,61 @@ pub unsafe fn spawn_into(
         ..Default::default()
     };
     let ret: c_long;
-    // SAFETY (of the assembly): the parent gets the system call's result
-    // back in the return register and continues; the child (result 0)
-    // starts on the new stack, whose top the kernel computes from `stack`
-    // and `stack_size` (16-byte aligned: the caller aligns it), with the
-    // other registers as the parent had them — so the function and its
-    // argument, in callee-saved registers, are still there to call — and
-    // ends with `exit` should the function ever return.
+    // The assembly: the parent gets the system call's result back in the
+    // return register and continues; the child (result 0) starts on the
+    // new stack, whose top the kernel computes from `stack` and
+    // `stack_size` (16-byte aligned: the caller aligns it), with the other
+    // registers as the parent had them — so the function and its argument,
+    // in callee-saved registers, are still there to call — and ends with
+    // `exit` should the function ever return.
     #[cfg(target_arch = "x86_64")]
-    std::arch::asm!(
-        "syscall",
-        "test rax, rax",
-        "jnz 2f",
-        "xor ebp, ebp",
-        "mov rdi, r12",
-        "call r13",
-        "mov edi, eax",
-        "mov eax, 60",
-        "syscall",
-        "ud2",
-        "2:",
-        inlateout("rax") libc::SYS_clone3 => ret,
-        in("rdi") &args as *const CloneArgs,
-        in("rsi") std::mem::size_of::<CloneArgs>(),
-        in("r12") arg,
-        in("r13") f,
-        lateout("rcx") _,
-        lateout("r11") _,
-        options(nostack),
-    );
+    // SAFETY: the caller's contract (a private stack, an `f` that only
+    // execs or exits, a live `arg`) is what the child needs; `args` lives
+    // on this frame for the whole call.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "mov rdi, r12",
+            "call r13",
+            "mov edi, eax",
+            "mov eax, 60",
+            "syscall",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") &args as *const CloneArgs,
+            in("rsi") std::mem::size_of::<CloneArgs>(),
+            in("r12") arg,
+            in("r13") f,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
     #[cfg(target_arch = "aarch64")]
-    std::arch::asm!(
-        "svc 0",
-        "cbnz x0, 2f",
-        "mov x29, xzr",
-        "mov x0, x20",
-        "blr x21",
-        "mov x8, 93",
-        "svc 0",
-        "brk 0",
-        "2:",
-        in("x8") libc::SYS_clone3,
-        inlateout("x0") &args as *const CloneArgs => ret,
-        in("x1") std::mem::size_of::<CloneArgs>(),
-        in("x20") arg,
-        in("x21") f,
-        options(nostack),
-    );
+    // SAFETY: as for x86_64 above.
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            "cbnz x0, 2f",
+            "mov x29, xzr",
+            "mov x0, x20",
+            "blr x21",
+            "mov x8, 93",
+            "svc 0",
+            "brk 0",
+            "2:",
+            in("x8") libc::SYS_clone3,
+            inlateout("x0") &args as *const CloneArgs => ret,
+            in("x1") std::mem::size_of::<CloneArgs>(),
+            in("x20") arg,
+            in("x21") f,
+            options(nostack),
+        );
+    }
     ret
 }
 

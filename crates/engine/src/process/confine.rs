@@ -6,8 +6,10 @@
 //! descends from one of the hardened spawner threads and so already holds
 //! no capabilities and carries `no_new_privs` and the seccomp filter
 //! ([`super::seccomp`]: privileged calls, and without network every socket
-//! family but `AF_UNIX`) — then it calls the ordinary [`spawn`](super::spawn)
-//! (posix_spawn: no fork of the host, no `pre_exec`) and ends. The child
+//! family but `AF_UNIX`) — then it starts the command through the
+//! transform every start passes ([`super::transform::start`], given the
+//! plan: the engine's own spawn, inside the namespace view at the `"full"`
+//! level; no fork of the host, no `pre_exec`) and ends. The child
 //! inherits the thread's Landlock domain, its seccomp filter and
 //! `no_new_privs`, and so does everything the child starts, also after
 //! `setsid`. Only that thread was restricted, and it is gone: the host's
@@ -26,6 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::launch::Request;
 pub use super::plan::{Counter, Grant, Level, Plan, Protected, Refusals, DEVICE_NODES};
 pub use super::probe::{
     missing, missing_at, namespaces_why_not, support, Support, NEEDED_ABI, TEST_ABI_VAR,
@@ -126,13 +129,23 @@ pub type Deliver = Box<dyn FnOnce(std::io::Result<Spawned>) + Send>;
 /// filter by reference, so no filter is compiled and attached per command
 /// (attaching one costs about a millisecond, most of it the kernel
 /// preparing and later freeing the program).
-pub fn spawn_detached(start: Start, guard: Guard, deliver: Deliver) {
+///
+/// Reached through [`super::transform::spawn_confined`], which hands in
+/// `spawn`: its own [`start`](super::transform::start), the one step every
+/// start passes, called here once the thread is restricted (passed in so
+/// that this module needs nothing of the transform's).
+pub(super) fn spawn_detached(start: Start, guard: Guard, deliver: Deliver, spawn: Spawn) {
     imp::hand_over(Box::new(Job {
         start,
         guard,
         deliver,
+        spawn,
     }));
 }
+
+/// What a confining thread calls, restricted, to start the command: the
+/// transform's [`start`](super::transform::start).
+pub type Spawn = fn(&Request<'_>, Option<&Plan>) -> std::io::Result<Spawned>;
 
 /// One confined spawn handed to a confining thread (Linux only: elsewhere
 /// every confined start is refused before it gets here).
@@ -141,6 +154,7 @@ struct Job {
     start: Start,
     guard: Guard,
     deliver: Deliver,
+    spawn: Spawn,
 }
 
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -152,6 +166,7 @@ impl Job {
             mut start,
             guard,
             deliver,
+            spawn: start_restricted,
         } = self;
         let refused = std::mem::take(&mut start.refused);
         let mut spawn = || {
@@ -162,13 +177,15 @@ impl Job {
                 // so here it scopes signals, abstract sockets and TCP only;
                 // files are the view's.
                 imp::restrict_scopes(start.plan.network)?;
-                return spawn_in_view(&start);
+            } else {
+                // No user namespace here: nothing of the spawner's is kept.
+                crate::process::seccomp::drop_kept()?;
+                imp::restrict_this_thread(&start.plan)?;
             }
-            // No user namespace here: nothing of the spawner's is kept.
-            #[cfg(target_os = "linux")]
-            crate::process::seccomp::drop_kept()?;
+            #[cfg(not(target_os = "linux"))]
             imp::restrict_this_thread(&start.plan)?;
-            spawn_start(&start)
+            // The one step of every start, restricted as the plan says.
+            start_restricted(&request(&start), Some(&start.plan))
         };
         let result = guard(&mut spawn);
         deliver(result);
@@ -185,29 +202,18 @@ impl Job {
     }
 }
 
-/// The request of a confined start: its private temp directory (if any)
-/// for the spawn to put in the environment, its cgroup (if any).
-fn request(start: &Start) -> super::transform::Request<'_> {
+/// The request of a confined start, its cgroup (if any) included; the
+/// transform adds its private temp directory from the plan.
+fn request(start: &Start) -> Request<'_> {
     use std::os::fd::AsFd;
-    super::transform::Request {
+    Request {
         argv: &start.argv,
         dir: start.dir.as_fd(),
         env: start.env.as_deref(),
         input: start.input,
-        tmp: start.plan.private_tmp.as_deref(),
+        tmp: None,
         cgroup: start.cgroup.as_ref().map(|c| c.handle()),
     }
-}
-
-/// The spawn of a confined start, on its (restricted) thread.
-fn spawn_start(start: &Start) -> std::io::Result<Spawned> {
-    super::spawn::spawn(&request(start))
-}
-
-/// The spawn of a `"full"` confined start, in its view.
-#[cfg(target_os = "linux")]
-fn spawn_in_view(start: &Start) -> std::io::Result<Spawned> {
-    super::spawn::spawn_in_view(&request(start), &start.plan)
 }
 
 #[cfg(target_os = "linux")]

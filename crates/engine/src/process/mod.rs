@@ -1,13 +1,11 @@
-//! One operating-system process and its group: how it is started
-//! ([`spawn`], after the [`transform`] hook), how its group is signalled
+//! One operating-system process and its group: how it is started (every
+//! start passes [`transform`], which picks the spawn — [`spawn`], the
+//! standard one, or inside a namespace view), how its group is signalled
 //! ([`signals`]) and how it is stopped when the host itself dies
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
 pub mod cgroup;
 #[cfg(target_os = "linux")]
-// These three predate the workspace lint `unsafe_op_in_unsafe_fn`; another
-// change owns them, and wraps their unsafe calls in blocks of their own.
-#[allow(unsafe_op_in_unsafe_fn)]
 pub mod clone3;
 pub mod confine;
 pub mod input_wait;
@@ -19,7 +17,6 @@ pub mod plan;
 pub mod posix_spawn;
 pub mod probe;
 #[cfg(target_os = "linux")]
-#[allow(unsafe_op_in_unsafe_fn)]
 pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -29,7 +26,6 @@ pub mod std_spawn;
 pub mod tmp_dir;
 pub mod transform;
 #[cfg(target_os = "linux")]
-#[allow(unsafe_op_in_unsafe_fn)]
 pub mod vfork;
 pub mod watchdog;
 

@@ -62,15 +62,66 @@ pub fn namespaces_why_not() -> Option<String> {
     namespaces_available().err()
 }
 
-/// Whether the namespace sandbox can be made here (the reason when not).
+/// Test-only: `0` makes the engine believe user namespaces are refused.
+pub const TEST_NAMESPACES_VAR: &str = "NEUROLINK_COMMANDS_TEST_NAMESPACES";
+
+/// Whether this host lets the engine make the namespaces a `"full"`
+/// confinement needs, measured once by starting a child that does all of
+/// it but the exec; the reason when it does not.
 fn namespaces_available() -> Result<(), String> {
     #[cfg(target_os = "linux")]
     {
-        super::sandbox::available()
+        static R: OnceLock<Result<(), String>> = OnceLock::new();
+        R.get_or_init(namespaces_probe).clone()
     }
     #[cfg(not(target_os = "linux"))]
     {
         Err("namespaces are a Linux feature".into())
+    }
+}
+
+/// The probe of [`namespaces_available`]: the namespace sandbox's view of
+/// the program trees, entered by the clone-based spawn running `true`.
+/// Here, above both, so that neither the sandbox nor the spawn needs the
+/// other to be measured.
+#[cfg(target_os = "linux")]
+fn namespaces_probe() -> Result<(), String> {
+    use super::plan::{Grant, Plan};
+    use std::os::fd::AsFd;
+    use std::path::PathBuf;
+    if std::env::var(TEST_NAMESPACES_VAR).as_deref() == Ok("0") {
+        return Err(format!(
+            "user namespaces are switched off for this process ({TEST_NAMESPACES_VAR}=0)"
+        ));
+    }
+    let dir = std::fs::File::open("/usr").map_err(|e| e.to_string())?;
+    let plan = Plan {
+        system: [
+            "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
+        ]
+        .iter()
+        .map(|t| (PathBuf::from(t), Grant::Read))
+        .collect(),
+        rules: Vec::new(),
+        private_tmp: None,
+        network: false,
+        protect: Vec::new(),
+        level: Level::Full,
+    };
+    let view =
+        super::sandbox::View::prepare(&plan, dir.as_fd(), None).map_err(|e| e.to_string())?;
+    match super::vfork::probe(&view, dir.as_fd()) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::ENOSPC) => "user namespaces are refused on this host (user.max_user_namespaces is 0 in the host's user namespace)".to_string(),
+            Some(libc::EPERM) | Some(libc::EACCES) => format!(
+                "user namespaces are refused on this host ({e}: kernel.unprivileged_userns_clone, an AppArmor restriction or a container's seccomp profile)"
+            ),
+            Some(libc::EINVAL) | Some(libc::ENOSYS) => format!(
+                "this kernel (or an emulator such as qemu-user) does not create user, mount and PID namespaces for a new process ({e})"
+            ),
+            _ => format!("the namespace sandbox could not be set up on this host ({e})"),
+        }),
     }
 }
 

@@ -1,17 +1,17 @@
-//! Starting one process: no shell, its own session (so its own process
-//! group and no controlling terminal), stdin from
-//! /dev/null (or a pipe the supervisor writes), both streams piped, the
-//! environment replaced or inherited, and the working directory entered
-//! through the held descriptor. A command in a terminal is started as the
-//! leader of a new session on a fresh pseudo-terminal
-//! ([`spawn_in_terminal`]).
+//! The engine's spawns of one process: no shell, its own session (so its
+//! own process group and no controlling terminal), stdin from /dev/null
+//! (or a pipe the supervisor writes), both streams piped, the environment
+//! replaced or inherited, and the working directory entered through the
+//! held descriptor (`spawn_pipes`); or the leader of a new session on a
+//! fresh pseudo-terminal (`spawn_in_terminal`). Which one a start takes —
+//! and whether inside a namespace view — is decided by the transform
+//! ([`super::transform::route`]), the one caller of both.
 //!
-//! On Linux every start — piped or on a terminal, confined or not — goes
-//! through the engine's clone-based spawn ([`super::vfork`]: vfork
-//! semantics, no copy of the host's memory, so spawn cost does not grow
-//! with it, and the child created in its cgroup); on macOS through the
-//! engine's own posix_spawn ([`super::posix_spawn`]). No `pre_exec` hook is
-//! used and the host is never forked.
+//! On Linux both go through the engine's clone-based spawn
+//! ([`super::vfork`]: vfork semantics, no copy of the host's memory, so
+//! spawn cost does not grow with it, and the child created in its cgroup);
+//! on macOS through the engine's own posix_spawn ([`super::posix_spawn`]).
+//! No `pre_exec` hook is used and the host is never forked.
 
 use std::ffi::CString;
 use std::io;
@@ -25,36 +25,48 @@ pub use super::launch::{Input, Spawned, DEFAULT_PATH};
 /// The `TERM` a terminal command gets unless its environment names one.
 pub const DEFAULT_TERM: &str = "xterm-256color";
 
-/// Start what `req` describes (the one entry point of this module).
-pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
-    match req.input {
-        Input::Terminal { cols, rows } => spawn_in_terminal(req, cols, rows, None),
-        // Linux: the clone-based spawn adds a private temp directory to the
-        // environment itself, and the child is born in its cgroup.
-        #[cfg(target_os = "linux")]
-        input => spawn_cloned(
+/// Start `req` with stdin from /dev/null or a pipe and both streams piped
+/// ([`Route::Pipes`](super::transform::Route::Pipes)), or, with `plan`
+/// (Linux, a `"full"` confined start), inside the plan's namespace view
+/// ([`Route::View`](super::transform::Route::View)).
+pub(super) fn spawn_pipes(
+    req: &Request<'_>,
+    plan: Option<&super::confine::Plan>,
+) -> io::Result<Spawned> {
+    let stdin_pipe = req.input == Input::Pipe;
+    // Linux: the clone-based spawn adds a private temp directory to the
+    // environment itself, and the child is born in its cgroup.
+    #[cfg(target_os = "linux")]
+    {
+        let view = match plan {
+            Some(plan) => Some(super::sandbox::View::prepare(plan, req.dir, None)?),
+            None => None,
+        };
+        spawn_cloned(
             req.argv,
             req.dir,
             req.env,
             req.tmp,
-            input == Input::Pipe,
+            stdin_pipe,
             req.cgroup,
-            None,
-        ),
+            view.as_ref(),
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if plan.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the namespace sandbox is Linux's",
+            ));
+        }
         // macOS: a private temp directory to add to the environment: the
         // engine's own posix_spawn builds the child's environment strings
         // once (`Command` would copy every variable into a map first).
-        #[cfg(not(target_os = "linux"))]
-        input if req.tmp.is_some() => spawn_piped_own(
-            req.argv,
-            req.dir,
-            req.env,
-            req.tmp,
-            input == Input::Pipe,
-            req.cgroup,
-        ),
-        #[cfg(not(target_os = "linux"))]
-        input => spawn_piped(req.argv, req.dir, req.env, input == Input::Pipe, req.cgroup),
+        if req.tmp.is_some() {
+            return spawn_piped_own(req.argv, req.dir, req.env, req.tmp, stdin_pipe, req.cgroup);
+        }
+        spawn_piped(req.argv, req.dir, req.env, stdin_pipe, req.cgroup)
     }
 }
 
@@ -223,27 +235,6 @@ fn spawn_piped_own(
     })
 }
 
-/// Linux: start a confined command of the `"full"` level in its namespace
-/// sandbox ([`super::sandbox`]) with the engine's own clone-based spawn:
-/// the private temp directory in its environment, a bare name looked up in
-/// the command's PATH inside the view.
-#[cfg(target_os = "linux")]
-pub fn spawn_in_view(req: &Request<'_>, plan: &super::confine::Plan) -> io::Result<Spawned> {
-    if let Input::Terminal { cols, rows } = req.input {
-        return spawn_in_terminal(req, cols, rows, Some(plan));
-    }
-    let view = super::sandbox::View::prepare(plan, req.dir, None)?;
-    spawn_cloned(
-        req.argv,
-        req.dir,
-        req.env,
-        req.tmp,
-        req.input == Input::Pipe,
-        req.cgroup,
-        Some(&view),
-    )
-}
-
 /// The PATH the clone-based child looks a bare program name up in, as
 /// execvp would (`None`: a name with a slash runs as given): the replacing
 /// environment's when one is given, else the host's, relative entries
@@ -286,7 +277,7 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
 ///
 /// With `plan` (Linux, a `"full"` confined start) the child is the
 /// engine's own clone into the plan's namespace sandbox.
-fn spawn_in_terminal(
+pub(super) fn spawn_in_terminal(
     req: &Request<'_>,
     cols: u16,
     rows: u16,
@@ -345,7 +336,12 @@ fn spawn_in_terminal(
     };
     #[cfg(not(target_os = "linux"))]
     let pid = {
-        let _ = plan;
+        if plan.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the namespace sandbox is Linux's",
+            ));
+        }
         let pid = super::posix_spawn::spawn_in_terminal(&super::posix_spawn::TerminalSpawn {
             program: &program,
             search,
@@ -497,6 +493,11 @@ pub fn reap(pid: i32) {
 mod tests {
     use super::*;
     use crate::process::unless_busy;
+
+    /// An unconfined start, as every caller makes it: through the transform.
+    fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
+        crate::process::transform::start(req, None)
+    }
 
     #[test]
     fn a_private_temp_directory_is_added_unless_the_replacing_env_names_it() {

@@ -42,16 +42,10 @@ pub fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var_os(STANDARD_PATHS_VAR).is_some_and(|v| v == "1"))
 }
 
-/// Whether `req` takes the standard spawn: the switch is on and the start
-/// needs nothing of the engine's between the clone and the exec.
+/// Start `req` (unconfined, piped) with `std::process::Command`: the
+/// transform's [`Route::Standard`](super::transform::Route::Standard).
 #[cfg(target_os = "linux")]
-pub fn takes(req: &Request<'_>) -> bool {
-    enabled() && !matches!(req.input, Input::Terminal { .. })
-}
-
-/// Start `req` (unconfined, piped) with `std::process::Command`.
-#[cfg(target_os = "linux")]
-pub fn spawn(req: &Request<'_>) -> std::io::Result<Spawned> {
+pub(super) fn spawn(req: &Request<'_>) -> std::io::Result<Spawned> {
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
