@@ -492,3 +492,121 @@ async fn cmd_exe_runs_by_its_absolute_path() {
     assert_eq!(st.exit_code, Some(3), "{st:?}");
     assert_eq!(f.stdout(&id), b"hi\r\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_running_commands_hold_no_thread_each() {
+    // The engine's runtime has 8 blocking threads. A thread per pipe or
+    // per exit wait would be held by each running command, and the
+    // commands after the first few would never be read or seen to exit.
+    let f = fixture(300.0);
+    let ids: Vec<String> = (0..10)
+        .map(|i| {
+            f.node(
+                &format!("process.stdout.write('up {i}\\n');setInterval(()=>{{}},1000)"),
+                StartOptions::default(),
+            )
+        })
+        .collect();
+    let quick = f.node("process.stdout.write('quick')", StartOptions::default());
+    let st = f.settled(&quick).await;
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    assert_eq!(f.stdout(&quick), b"quick");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (i, id) in ids.iter().enumerate() {
+        while f.stdout(id) != format!("up {i}\n").as_bytes() {
+            assert!(Instant::now() < deadline, "command {i} was never read");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(commands::kill_all(&f.engine, f.host).await, 10);
+    for id in &ids {
+        assert_eq!(f.settled(id).await.state, State::Killed);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_search_follow_reads_and_listeners() {
+    use neurolink_commands_engine::jobs::waits::{self, WaitRequest};
+    use neurolink_commands_engine::runtime::Event;
+    use neurolink_commands_engine::text::matching::Pattern;
+    let f = fixture(300.0);
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let listener = f
+        .engine
+        .registry
+        .add_listener(std::sync::Arc::new(move |e| {
+            let _ = tx.send(e);
+        }));
+    let host = f.engine.registry.register_host_for(listener);
+    let policy = f.engine.registry.with_host(f.host, |h| h.policy.clone());
+    f.engine.registry.with_host(host, |h| h.policy = policy);
+    let n = node();
+    let argv = vec![
+        n,
+        "-e".into(),
+        "process.stdout.write('line one\\n');setTimeout(()=>process.stdout.write('READY é\\nline two\\n'),700);setTimeout(()=>{},1400)".into(),
+    ];
+    let ctx = neurolink_commands_engine::commands::StartContext { host, ..f.ctx() };
+    let id = commands::start(
+        &f.engine,
+        argv,
+        StartOptions {
+            cwd: ".".into(),
+            ..Default::default()
+        },
+        ctx,
+    )
+    .unwrap()
+    .task_id;
+    let rec = f.engine.registry.lookup(host, &id).unwrap();
+    // A wait that begins before the line is printed sees it arrive.
+    let got = waits::await_output(
+        rec.clone(),
+        WaitRequest {
+            pattern: Pattern::new("READY", false).unwrap(),
+            stream: None,
+            from: 0,
+            timeout_ms: Some(30_000.0),
+        },
+    )
+    .await
+    .unwrap();
+    let (s, hit) = got.found.expect("the pattern was printed");
+    assert_eq!(s, Stream::Stdout);
+    assert_eq!(hit.offset, 9);
+    assert!(hit.line.starts_with("READY é"), "{:?}", hit.line);
+    let st = commands::await_settled(&f.engine, host, &id, Some(60_000.0))
+        .await
+        .unwrap();
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    let r = waits::search(
+        &rec,
+        Stream::Stdout,
+        &Pattern::new("line", false).unwrap(),
+        0,
+        10,
+    )
+    .unwrap();
+    let lines: Vec<(u64, &str)> = r
+        .matches
+        .iter()
+        .map(|m| (m.line, m.text.as_str()))
+        .collect();
+    assert_eq!(lines, [(1, "line one"), (3, "line two")]);
+    // A follow read returns the whole stream once, then nothing new.
+    let first = commands::read_new(&f.engine, host, &id, Stream::Stdout).unwrap();
+    assert_eq!(
+        String::from_utf16(&first.page.content).unwrap(),
+        "line one\nREADY é\nline two\n"
+    );
+    let again = commands::read_new(&f.engine, host, &id, Stream::Stdout).unwrap();
+    assert!(again.page.content.is_empty());
+    // The listener heard it settle.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout(Duration::from_millis(100), events.recv()).await {
+            Ok(Some(Event::Settled(t))) if t == id => break,
+            _ => assert!(Instant::now() < deadline, "no Settled event"),
+        }
+    }
+}

@@ -647,6 +647,15 @@ async fn wait_exit(pid: i32) -> Exit {
             }
         }
     }
+    // Windows: the system's wait pool announces the exit.
+    #[cfg(windows)]
+    if let Some(exited) = spawn::exit_notice(pid) {
+        if exited.await.is_ok() {
+            if let Some(e) = spawn::peek_exit(pid, false) {
+                return e;
+            }
+        }
+    }
     // No pidfd: wait on a blocking thread.
     match tokio::task::spawn_blocking(move || spawn::peek_exit(pid, true)).await {
         Ok(Some(e)) => e,
