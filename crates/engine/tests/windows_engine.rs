@@ -610,3 +610,90 @@ async fn waits_search_follow_reads_and_listeners() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_gone_with_descendants_holding_its_output_settles() {
+    let f = fixture(300.0);
+    // cmd.exe starts node in the background with its own standard handles
+    // and exits; node says its pid through the output it inherited.
+    let c = cmd_exe();
+    let n = node();
+    let id = f
+        .start(
+            &[
+                &c,
+                "/d",
+                "/c",
+                "start",
+                "/b",
+                "",
+                &n,
+                "-e",
+                "console.log(process.pid); setInterval(() => {}, 1000)",
+            ],
+            StartOptions::default(),
+        )
+        .unwrap();
+    let pid = grandchild_pid(&f, &id).await;
+    let st = f.settled(&id).await;
+    assert_eq!(st.state, State::Exited, "{st:?}");
+    assert_eq!(st.exit_code, Some(0));
+    assert!(
+        st.error
+            .as_deref()
+            .unwrap()
+            .contains("descendants still held its output"),
+        "{st:?}"
+    );
+    assert!(!running(pid), "the grandchild {pid} outlived the command");
+}
+
+/// Set in the host process `the_host_killed_leaves_no_process` starts.
+const HOST_ROLE: &str = "NLC_WIN_ENGINE_TEST_HOST";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_killed_leaves_no_process() {
+    if std::env::var_os(HOST_ROLE).is_some() {
+        // The host: start a tree, say the grandchild's pid, wait to be killed.
+        let f = fixture(300.0);
+        let id = f.node(TREE, StartOptions::default());
+        let pid = grandchild_pid(&f, &id).await;
+        println!("GRANDCHILD {pid}");
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        panic!("the host was not killed");
+    }
+    use std::io::{BufRead, BufReader};
+    let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "the_host_killed_leaves_no_process",
+            "--nocapture",
+        ])
+        .env(HOST_ROLE, "1")
+        .env("NLC_WIN_NODE", node())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
+    let pid: u32 = loop {
+        let line = lines.next().expect("the host said no pid").unwrap();
+        if let Some(p) = line.strip_prefix("GRANDCHILD ") {
+            break p.trim().parse().unwrap();
+        }
+    };
+    assert!(
+        running(pid),
+        "control: the grandchild runs while the host does"
+    );
+    // TerminateProcess: no code of the host runs after it.
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the grandchild {pid} outlived its host"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
