@@ -697,3 +697,30 @@ async fn the_host_killed_leaves_no_process() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absolute_program_path_may_hold_spaces() {
+    let programs = tempfile::tempdir().unwrap();
+    let dir = programs.path().join("Program Files");
+    std::fs::create_dir(&dir).unwrap();
+    let script = write_args_cmd(&dir).to_str().unwrap().to_string();
+    let f = common::fixture(PolicyInput {
+        allowed_executables: vec![script.clone(), "node -v".into()],
+        ..Default::default()
+    });
+    let id = f
+        .start(&[&script, "a b", "c&d"], StartOptions::default())
+        .unwrap();
+    let st = f.settled(&id).await;
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    let got: Vec<String> = serde_json::from_slice(&f.stdout(&id)).unwrap();
+    assert_eq!(got, ["a b", "c&d"]);
+    // Whitespace in any other argv[0] is still a shell line, allowed or not.
+    let e = f.start(&["node -v"], StartOptions::default()).unwrap_err();
+    assert_eq!(e.code(), "NLC_SHELL_SYNTAX", "{e}");
+    let missing = dir.join("missing.exe");
+    let e = f
+        .start(&[missing.to_str().unwrap()], StartOptions::default())
+        .unwrap_err();
+    assert_eq!(e.code(), "NLC_SHELL_SYNTAX", "{e}");
+}
