@@ -58,7 +58,13 @@
 //!   `NULL` (/dev/null), `STACK` (per-thread child stack), `environ`;
 //!   `confine.rs` (the confining spawner threads, kept rulesets and paths,
 //!   the hardened-thread flag); `policy/confine.rs` `LISTS` (system paths).
-//! - No signal handler: exits are watched through pidfds.
+//! - Windows: `process/windows/trees.rs` `TREES`: each started command's
+//!   Job Object and process handle by pid until reaped — the kernel's
+//!   process table on Unix, which shared code reaches by pid; held
+//!   process-wide so the jobs close (kill-on-close) when the process does.
+//!   (`crates/windows` `pipe.rs` `NEXT` counts pipe names.)
+//! - No signal handler: exits are watched through pidfds (on Windows the
+//!   system's wait thread pool).
 //!
 //! In the napi layer (`src/`): `ENGINE` (the addon's one engine),
 //! `OWNER_TAKEN` (the exit hook belongs to the first Node environment),

@@ -6,6 +6,8 @@
 //! command's life: its status, the wait for it, the kills and the exit path,
 //! and the host's counters.
 
+#[cfg(windows)]
+use crate::platform::windows::libc;
 use std::sync::Arc;
 
 use super::bank;

@@ -30,6 +30,10 @@ pub mod private_tmp;
 mod process_start;
 pub mod reads;
 pub mod record;
+#[cfg(unix)]
+pub mod recover;
+#[cfg(windows)]
+#[path = "recover_windows.rs"]
 pub mod recover;
 pub mod registry;
 pub mod retention;

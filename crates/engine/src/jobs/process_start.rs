@@ -10,7 +10,9 @@
 //! A confined child whose supervisor is gone by the time it exists is
 //! stopped and reaped on the spot.
 
-use std::os::fd::{AsFd, AsRawFd};
+#[cfg(windows)]
+use crate::platform::windows::libc;
+use crate::platform::{AsFd, AsRawFd};
 use std::sync::Arc;
 
 use super::launch::Launch;
@@ -41,9 +43,9 @@ pub(super) fn start_process(
     // which this task runs only after `start_process` has returned.
     let cgroup = raw.map(|(dir, procs, extra)| unsafe {
         crate::process::cgroup::Handle {
-            dir: std::os::fd::BorrowedFd::borrow_raw(dir),
-            procs: std::os::fd::BorrowedFd::borrow_raw(procs),
-            extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
+            dir: crate::platform::BorrowedFd::borrow_raw(dir),
+            procs: crate::platform::BorrowedFd::borrow_raw(procs),
+            extra: extra.map(|f| f.map(|f| crate::platform::BorrowedFd::borrow_raw(f))),
         }
     });
     eng.gate.guarded(rec, &mut || {

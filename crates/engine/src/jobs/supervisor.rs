@@ -14,8 +14,12 @@ use std::fs::File;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(windows)]
+use crate::platform::windows::{libc, pipe};
+#[cfg(unix)]
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncReadExt;
+#[cfg(unix)]
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
@@ -460,6 +464,7 @@ fn take(
 /// The leader's exit, watched through a pidfd (no SIGCHLD handler, so the
 /// host's own child processes are never disturbed).
 async fn wait_exit(pid: i32) -> Exit {
+    #[cfg(unix)]
     if let Some(fd) = spawn::pidfd_open(pid) {
         // SAFETY: the AsyncFd takes ownership of the pidfd, which nothing else
         // holds or closes while it is registered.
@@ -469,6 +474,15 @@ async fn wait_exit(pid: i32) -> Exit {
                     return e;
                 }
                 guard.clear_ready();
+            }
+        }
+    }
+    // Windows: the system's wait pool announces the exit.
+    #[cfg(windows)]
+    if let Some(exited) = spawn::exit_notice(pid) {
+        if exited.await.is_ok() {
+            if let Some(e) = spawn::peek_exit(pid, false) {
+                return e;
             }
         }
     }

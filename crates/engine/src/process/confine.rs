@@ -91,7 +91,7 @@ pub struct Start {
     pub argv: Vec<String>,
     /// The directory that passed the cwd check (entered by descriptor, or
     /// through its `/proc/self/fd` path in a terminal start).
-    pub dir: std::os::fd::OwnedFd,
+    pub dir: crate::platform::OwnedFd,
     /// The replacing environment, if any.
     pub env: Option<Vec<(String, String)>>,
     /// What the command reads.
@@ -205,7 +205,7 @@ impl Job {
 /// The request of a confined start, its cgroup (if any) included; the
 /// transform adds its private temp directory from the plan.
 fn request(start: &Start) -> Request<'_> {
-    use std::os::fd::AsFd;
+    use crate::platform::AsFd;
     Request {
         argv: &start.argv,
         dir: start.dir.as_fd(),

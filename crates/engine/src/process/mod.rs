@@ -4,16 +4,28 @@
 //! ([`signals`]) and how it is stopped when the host itself dies
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
+#[cfg(unix)]
+pub mod cgroup;
+// Windows (SPEC §14): each command in a Job Object of its own, started by
+// the Win32 process layer; cgroups, /proc input waits and the watchdog have
+// Windows counterparts of their own under windows/.
+#[cfg(windows)]
+#[path = "windows/cgroup.rs"]
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 pub mod clone3;
 pub mod confine;
+#[cfg(unix)]
+pub mod input_wait;
+#[cfg(windows)]
+#[path = "windows/input_wait.rs"]
 pub mod input_wait;
 pub mod launch;
 pub mod limits;
 #[cfg(target_os = "linux")]
 pub mod mediate;
 pub mod plan;
+#[cfg(unix)]
 pub mod posix_spawn;
 pub mod probe;
 #[cfg(target_os = "linux")]
@@ -21,12 +33,28 @@ pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 pub mod signals;
+#[cfg(unix)]
 pub mod spawn;
+#[cfg(windows)]
+#[path = "windows/spawn.rs"]
+pub mod spawn;
+#[cfg(unix)]
 pub mod std_spawn;
+#[cfg(unix)]
+pub mod tmp_dir;
+#[cfg(windows)]
+#[path = "windows/tmp_dir.rs"]
 pub mod tmp_dir;
 pub mod transform;
+#[cfg(windows)]
+#[path = "windows/trees.rs"]
+pub mod trees;
 #[cfg(target_os = "linux")]
 pub mod vfork;
+#[cfg(unix)]
+pub mod watchdog;
+#[cfg(windows)]
+#[path = "windows/watchdog.rs"]
 pub mod watchdog;
 
 /// How much of a command's process tree the runner can reach (SPEC §6).
@@ -53,9 +81,10 @@ impl Containment {
 /// The one place the engine decides a command's containment: `"tree"` when
 /// its descendants are all covered — it runs in a PID namespace of its own
 /// (every descendant dies with its leader) or in a cgroup of its own
-/// (stopped through `cgroup.kill`) — else `"group"`.
+/// (stopped through `cgroup.kill`) — else `"group"`. On Windows every
+/// command runs in a Job Object of its own: always `"tree"`.
 pub fn containment(pid_namespace: bool, cgroup: bool) -> Containment {
-    if pid_namespace || cgroup {
+    if pid_namespace || cgroup || cfg!(windows) {
         Containment::Tree
     } else {
         Containment::Group

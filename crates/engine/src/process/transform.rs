@@ -25,7 +25,9 @@
 //!
 //! A platform adds its spawns as routes: Linux has all of them; macOS
 //! starts through its own posix_spawn (pipes or a terminal, never a view);
-//! a Windows route would be one more variant, chosen in [`route`].
+//! Windows has one route, [`Route::Job`]: its own `CreateProcessW` into a
+//! Job Object of the command's own (a terminal and confinement are refused
+//! there before a start gets this far).
 //!
 //! What it costs: [`route`] is a `match` on values the request already
 //! holds; nothing is allocated and no system call is added on the way to
@@ -34,9 +36,13 @@
 use std::io;
 
 use super::confine::{Deliver, Guard, Start};
+#[cfg(not(windows))]
+use super::launch::Input;
 pub use super::launch::Request;
-use super::launch::{Input, Spawned};
-use super::plan::{Level, Plan};
+use super::launch::Spawned;
+#[cfg(not(windows))]
+use super::plan::Level;
+use super::plan::Plan;
 
 /// How one start is carried out, chosen by [`route`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +76,27 @@ pub enum Route<'p> {
         /// The plan whose view the command runs in.
         plan: &'p Plan,
     },
+    /// Windows: stdin from NUL or a pipe, stdout and stderr piped, the
+    /// process created suspended in a Job Object of its own and then resumed
+    /// (`process/windows/spawn.rs`). The only route there.
+    Job,
 }
 
 /// The route of `req` under `confinement` (`None`: unconfined). A plan of
 /// the `"landlock"` level takes the plain routes — its thread is restricted
 /// already — but never the standard one.
 pub fn route<'p>(req: &Request<'_>, confinement: Option<&'p Plan>) -> Route<'p> {
+    #[cfg(windows)]
+    {
+        let _ = (req, confinement);
+        Route::Job
+    }
+    #[cfg(not(windows))]
+    route_unix(req, confinement)
+}
+
+#[cfg(not(windows))]
+fn route_unix<'p>(req: &Request<'_>, confinement: Option<&'p Plan>) -> Route<'p> {
     let view = confinement.filter(|p| p.level == Level::Full);
     match (req.input, view) {
         (Input::Terminal { cols, rows }, None) => Route::Terminal { cols, rows },
@@ -106,16 +127,28 @@ pub fn start(req: &Request<'_>, confinement: Option<&Plan>) -> io::Result<Spawne
         None => req,
     };
     match route(req, confinement) {
+        #[cfg(windows)]
+        Route::Job => super::spawn::spawn(req),
+        // Never chosen on Windows (see [`route`]).
+        #[cfg(windows)]
+        _ => Err(io::Error::from(io::ErrorKind::Unsupported)),
+        // Never chosen off Windows (see [`route`]).
+        #[cfg(not(windows))]
+        Route::Job => Err(io::Error::from(io::ErrorKind::Unsupported)),
+        #[cfg(not(windows))]
         Route::Pipes => super::spawn::spawn_pipes(req, None),
         #[cfg(target_os = "linux")]
         Route::Standard => super::std_spawn::spawn(req),
+        #[cfg(not(windows))]
         Route::Terminal { cols, rows } => super::spawn::spawn_in_terminal(req, cols, rows, None),
+        #[cfg(not(windows))]
         Route::View(plan) => super::spawn::spawn_pipes(req, Some(plan)),
+        #[cfg(not(windows))]
         Route::TerminalInView { cols, rows, plan } => {
             super::spawn::spawn_in_terminal(req, cols, rows, Some(plan))
         }
         // Never chosen elsewhere (see [`route`]).
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(all(unix, not(target_os = "linux")))]
         Route::Standard => super::spawn::spawn_pipes(req, None),
     }
 }

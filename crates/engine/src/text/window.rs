@@ -14,9 +14,9 @@
 //! interval, whatever the size of the file. A tail reads only the last bytes
 //! it can need and starts at the first character boundary among them.
 
+use crate::platform::FileExt;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use super::decode::{
     astral, is_continuation, push_units, surrogates, utf16_units, Piece, Utf16Index, Utf8Decoder,
