@@ -11,6 +11,8 @@
 //! other. What stays process-wide is listed, with the reason for each, in
 //! [`crate::process_wide`].
 
+#[cfg(windows)]
+use crate::platform::windows::libc;
 use std::sync::Arc;
 use std::time::Duration;
 

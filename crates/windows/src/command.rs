@@ -91,8 +91,27 @@ fn system_cmd() -> io::Result<PathBuf> {
     Ok(PathBuf::from(OsString::from_wide(&buf[..n])).join("cmd.exe"))
 }
 
+/// Everything [`start`] checks, without starting anything: the program it
+/// would run, or why it would not start (a refused argument, a program not
+/// found). A caller refuses a start with this before it reports one.
+pub fn check(s: &Start<'_>) -> Result<PathBuf, StartError> {
+    prepare(s).map(|(_, run)| run)
+}
+
 /// Starts `s` (see the module docs).
 pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
+    let (mut cmd, run) = prepare(s)?;
+    let job = Job::new().map_err(StartError::Io)?;
+    let child = job.spawn(&mut cmd).map_err(StartError::Io)?;
+    Ok(Started {
+        job,
+        child,
+        program: run,
+    })
+}
+
+/// The `Command` that runs `s`, and its program, or why it cannot run.
+fn prepare(s: &Start<'_>) -> Result<(Command, PathBuf), StartError> {
     let Some(program) = s.argv.first() else {
         return Err(StartError::NotFound(String::new()));
     };
@@ -177,11 +196,5 @@ pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let job = Job::new().map_err(StartError::Io)?;
-    let child = job.spawn(&mut cmd).map_err(StartError::Io)?;
-    Ok(Started {
-        job,
-        child,
-        program: run,
-    })
+    Ok((cmd, run))
 }

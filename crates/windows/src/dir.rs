@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::io;
 use std::mem::zeroed;
 use std::os::windows::ffi::{OsStrExt, OsStringExt};
+use std::os::windows::io::{AsHandle, BorrowedHandle, IntoRawHandle};
 use std::path::{Component, Path, PathBuf, Prefix};
 use std::ptr::null;
 
@@ -40,6 +41,14 @@ impl Drop for HeldDir {
     }
 }
 
+impl AsHandle for HeldDir {
+    fn as_handle(&self) -> BorrowedHandle<'_> {
+        // SAFETY: the handle is open until `self` is dropped, which the
+        // borrow outlives.
+        unsafe { BorrowedHandle::borrow_raw(self.handle) }
+    }
+}
+
 impl HeldDir {
     /// Opens the directory `path` names and holds it. Not a directory:
     /// `NotADirectory`-like error (`InvalidInput`).
@@ -62,6 +71,19 @@ impl HeldDir {
         if handle == INVALID_HANDLE_VALUE {
             return Err(io::Error::last_os_error());
         }
+        Self::from_raw(handle)
+    }
+
+    /// Another holder of the directory `h` names (a duplicate of the handle,
+    /// with the same access): what a start holds while the checker keeps
+    /// its own.
+    pub fn duplicate(h: BorrowedHandle<'_>) -> io::Result<HeldDir> {
+        Self::from_raw(h.try_clone_to_owned()?.into_raw_handle() as HANDLE)
+    }
+
+    /// Takes `handle` (open, owned by the caller until now) and reads the
+    /// directory's identity and real path from it.
+    fn from_raw(handle: HANDLE) -> io::Result<HeldDir> {
         let mut held = HeldDir {
             handle,
             path: PathBuf::new(),
@@ -84,6 +106,18 @@ impl HeldDir {
         held.index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
         held.path = final_path(handle)?;
         Ok(held)
+    }
+
+    /// The handle itself, owned by the caller from now on (the directory
+    /// stays held while it is open).
+    pub fn into_handle(self) -> std::os::windows::io::OwnedHandle {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so the handle is closed only by the
+        // OwnedHandle made from it; the path is moved out once and dropped.
+        unsafe {
+            drop(std::ptr::read(&me.path));
+            std::os::windows::io::FromRawHandle::from_raw_handle(me.handle)
+        }
     }
 
     /// The directory's real path, as the handle names it (`C:\…` or

@@ -61,6 +61,20 @@ impl Drop for LogBase {
     }
 }
 
+impl LogBase {
+    /// The directory's handle, owned by the caller from now on (the
+    /// directory stays held while it is open).
+    pub fn into_handle(self) -> std::os::windows::io::OwnedHandle {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so the handle is closed only by the
+        // OwnedHandle made from it; the path is moved out once and dropped.
+        unsafe {
+            drop(std::ptr::read(&me.path));
+            std::os::windows::io::FromRawHandle::from_raw_handle(me.handle)
+        }
+    }
+}
+
 fn wide(p: &Path) -> Vec<u16> {
     p.as_os_str().encode_wide().chain(Some(0)).collect()
 }

@@ -7,8 +7,8 @@
 //! force (filter and diff drivers, protocol policies and submodules are
 //! keyed by names that cannot be known in advance).
 
+use crate::platform::OsStrExt;
 use std::collections::BTreeSet;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

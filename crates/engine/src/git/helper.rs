@@ -6,8 +6,10 @@
 //! tool's run). A `gitExecutable` wrapper therefore cannot write outside
 //! the repository in a listing step either.
 
+#[cfg(windows)]
+use crate::platform::windows::libc;
+use crate::platform::{AsFd, OwnedFd};
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -132,7 +132,7 @@ fn missing(root: &str) -> bool {
 /// entries are skipped. A relative path with a slash (`./git`, `bin/git`)
 /// would resolve against the repository too, and is refused.
 pub fn resolve_executable(name: &str, path: Option<&std::ffi::OsStr>) -> EngineResult<String> {
-    use std::os::unix::fs::PermissionsExt;
+    use crate::platform::PermissionsExt;
     let p = std::path::Path::new(name);
     if p.is_absolute() {
         return Ok(name.to_string());

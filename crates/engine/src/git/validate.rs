@@ -5,10 +5,10 @@
 //! revision, a date, or a path inside the repository — and never as an
 //! option. The character sets are checked by hand (no regex engine).
 
+use crate::platform::OsStrExt;
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::GitRefusal;

@@ -2,6 +2,8 @@
 //! counters, the list and the follow reads. The binding calls these with
 //! plain Rust values.
 
+#[cfg(windows)]
+use crate::platform::windows::libc;
 use crate::sync::Unpoisoned;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI32;

@@ -14,8 +14,8 @@
 //! kind of input, whether it still takes writes, and a terminal's master
 //! side (for its window size).
 
+use crate::platform::OwnedFd;
 use crate::sync::Unpoisoned;
-use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 

@@ -15,10 +15,20 @@
 //! lines. Nothing in it is
 //! trusted without the checks of [`super::recover`].
 
+#[cfg(unix)]
 use std::os::fd::AsFd;
 
+#[cfg(unix)]
 use rustix::fs::{Mode, OFlags};
-use serde_json::{json, Value};
+// Windows keeps no extended attributes: the manifest is always the file.
+#[cfg(windows)]
+#[path = "manifest_windows.rs"]
+mod windows;
+use serde_json::json;
+#[cfg(unix)]
+use serde_json::Value;
+#[cfg(windows)]
+use windows::{append_settled, dir_of, put};
 
 use super::record::{Record, State};
 use crate::process::signals;
@@ -47,6 +57,7 @@ pub const START_XATTR: &str = "user.neurolink-commands.manifest";
 /// See [`START_XATTR`].
 pub const SETTLE_XATTR: &str = "user.neurolink-commands.settled";
 
+#[cfg(unix)]
 fn dir_of(rec: &Record) -> rustix::io::Result<std::os::fd::OwnedFd> {
     rustix::fs::openat(
         &rec.logs_root.fd,
@@ -58,6 +69,7 @@ fn dir_of(rec: &Record) -> rustix::io::Result<std::os::fd::OwnedFd> {
 
 /// Write `v` as the attribute `name` of `dir`, else append it as a line of
 /// the file (created exclusively with the first line).
+#[cfg(unix)]
 fn put(dir: &std::os::fd::OwnedFd, name: &str, v: &Value, first: bool) {
     let mut line = v.to_string();
     // Small lines go to the attribute (ext4 keeps about 4 KiB of them).
@@ -150,14 +162,21 @@ pub fn settled(rec: &Record) {
         o.insert("limit".into(), json!(k.as_str()));
     }
     drop(live);
+    append_settled(&dir, &v);
+}
+
+/// Append the settle line: to the file when the start line is there (too
+/// long for the attribute), else as the settle attribute.
+#[cfg(unix)]
+fn append_settled(dir: &std::os::fd::OwnedFd, v: &Value) {
     // A start line in the file (too long for the attribute) takes its
     // settle line there too.
-    let in_file = rustix::fs::fgetxattr(&dir, START_XATTR, &mut [0u8; 0][..]).is_err();
+    let in_file = rustix::fs::fgetxattr(dir, START_XATTR, &mut [0u8; 0][..]).is_err();
     if in_file {
         let mut line = v.to_string();
         line.push('\n');
         if let Ok(fd) = rustix::fs::openat(
-            &dir,
+            dir,
             FILE,
             OFlags::APPEND | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
@@ -166,7 +185,7 @@ pub fn settled(rec: &Record) {
         }
         return;
     }
-    put(&dir, SETTLE_XATTR, &v, false);
+    put(dir, SETTLE_XATTR, v, false);
 }
 
 /// A settled state by its name.

@@ -22,6 +22,10 @@ pub mod input;
 pub mod manifest;
 pub mod private_tmp;
 pub mod record;
+#[cfg(unix)]
+pub mod recover;
+#[cfg(windows)]
+#[path = "recover_windows.rs"]
 pub mod recover;
 pub mod registry;
 pub mod retention;

@@ -463,7 +463,7 @@ impl Record {
             return Ok((String::new(), false));
         }
         let mut buf = vec![0u8; len as usize];
-        std::os::unix::fs::FileExt::read_exact_at(&self.open_log(s)?, &mut buf, 0)?;
+        crate::platform::FileExt::read_exact_at(&self.open_log(s)?, &mut buf, 0)?;
         let (text, cut) = text::head_text(&buf, units);
         Ok((text, cut || len < bytes))
     }

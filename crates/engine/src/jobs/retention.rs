@@ -574,13 +574,13 @@ impl Retention {
         let mut seen = Vec::new();
         for b in bases {
             // The same directory may be held under two keys.
-            let Ok(st) = rustix::fs::fstat(&b.fd) else {
+            let Ok((dev, ino, _, _)) = crate::platform::file_id(&b.fd) else {
                 continue;
             };
-            if seen.contains(&(st.st_dev, st.st_ino)) {
+            if seen.contains(&(dev, ino)) {
                 continue;
             }
-            seen.push((st.st_dev, st.st_ino));
+            seen.push((dev, ino));
             for f in logfile::abandoned(&b, UNMARKED_AFTER, None) {
                 if logfile::remove_foreign(&b, &f.name) {
                     out.removed += 1;

@@ -1,11 +1,14 @@
 //! A command's input while it runs: the writes queued for it, and the watch
 //! that reports it blocked waiting for input.
 
+use crate::platform::{AsFd, OwnedFd};
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
+#[cfg(windows)]
+use crate::platform::windows::pipe;
 use tokio::io::AsyncWriteExt;
+#[cfg(unix)]
 use tokio::net::unix::pipe;
 use tokio::time::Instant;
 

@@ -196,6 +196,13 @@ impl Spares {
 }
 
 /// Whether an open log still has a name in its directory.
+#[cfg(unix)]
 fn linked(f: &std::fs::File) -> bool {
     rustix::fs::fstat(f).is_ok_and(|st| st.st_nlink > 0)
+}
+
+/// Whether an open log still has a name in its directory.
+#[cfg(windows)]
+fn linked(f: &std::fs::File) -> bool {
+    crate::platform::windows::links(f).is_ok_and(|n| n > 0)
 }

@@ -4,14 +4,18 @@
 //! drained (or the drain grace ran out). Then it stops whatever is left of the
 //! group, reaps the leader, banks both streams and publishes the settled state.
 
+use crate::platform::{AsFd, AsRawFd};
 use crate::sync::Unpoisoned;
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(windows)]
+use crate::platform::windows::{libc, pipe};
+#[cfg(unix)]
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncReadExt;
+#[cfg(unix)]
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
@@ -55,9 +59,9 @@ fn start_process(
     // which this task runs only after `start_process` has returned.
     let cgroup = raw.map(|(dir, procs, extra)| unsafe {
         crate::process::cgroup::Handle {
-            dir: std::os::fd::BorrowedFd::borrow_raw(dir),
-            procs: std::os::fd::BorrowedFd::borrow_raw(procs),
-            extra: extra.map(|f| f.map(|f| std::os::fd::BorrowedFd::borrow_raw(f))),
+            dir: crate::platform::BorrowedFd::borrow_raw(dir),
+            procs: crate::platform::BorrowedFd::borrow_raw(procs),
+            extra: extra.map(|f| f.map(|f| crate::platform::BorrowedFd::borrow_raw(f))),
         }
     });
     eng.gate.guarded(rec, &mut || {
@@ -630,6 +634,7 @@ fn take(
 /// The leader's exit, watched through a pidfd (no SIGCHLD handler, so the
 /// host's own child processes are never disturbed).
 async fn wait_exit(pid: i32) -> Exit {
+    #[cfg(unix)]
     if let Some(fd) = spawn::pidfd_open(pid) {
         // SAFETY: the AsyncFd takes ownership of the pidfd, which nothing else
         // holds or closes while it is registered.

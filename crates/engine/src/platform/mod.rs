@@ -9,13 +9,38 @@
 //! `proc_pidinfo` and the birth time from `fstat`'s `st_birthtime`, and
 //! starts piped commands with its own posix_spawn (entering the held
 //! directory with `posix_spawn_file_actions_addfchdir_np`).
+//!
+//! Windows has neither descriptors nor signals: [`windows`] holds its
+//! handles under the names shared code uses for descriptors (`OwnedFd`,
+//! `BorrowedFd`, `AsFd`), its pipes, the POSIX signal numbers the engine
+//! speaks (`libc`), and each command's Job Object by pid (SPEC §14).
 
+#[cfg(unix)]
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+#[cfg(unix)]
+pub use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+#[cfg(unix)]
 use std::path::PathBuf;
 
 #[cfg(target_os = "macos")]
 pub mod macos;
+#[cfg(windows)]
+pub mod windows;
+#[cfg(windows)]
+pub use windows::{file_id, start_time, AsFd, AsRawFd, BorrowedFd, OwnedFd};
+
+/// Reads at an offset without moving a shared cursor: `std`'s `FileExt`
+/// on Unix, `seek_read` on Windows (each read opens its own handle).
+#[cfg(unix)]
+pub use std::os::unix::fs::FileExt;
+/// Paths as bytes, permission bits and file-type bits: `std`'s on Unix,
+/// their Windows equivalents in [`windows`].
+#[cfg(unix)]
+pub use std::os::unix::{ffi::OsStrExt, fs::MetadataExt, fs::PermissionsExt};
+#[cfg(windows)]
+pub use windows::FileExt;
+#[cfg(windows)]
+pub use windows::{MetadataExt, OsStrExt, PermissionsExt};
 
 /// A file's identity on disk and its length: (device, inode, birth time in
 /// ns — 0 where the filesystem keeps none, length in bytes).

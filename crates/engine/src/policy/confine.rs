@@ -483,7 +483,7 @@ const DIR: u32 = 0o040_000;
 const FILE: u32 = 0o100_000;
 
 fn kind(m: &std::fs::Metadata) -> u32 {
-    std::os::unix::fs::MetadataExt::mode(m) & TYPE_BITS
+    crate::platform::MetadataExt::mode(m) & TYPE_BITS
 }
 
 /// What a protected path `p` stands for, with its file type: `p` itself,

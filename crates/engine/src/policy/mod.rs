@@ -4,6 +4,10 @@
 //! here leaves no trace.
 
 pub mod confine;
+#[cfg(unix)]
+pub mod cwd;
+#[cfg(windows)]
+#[path = "cwd_windows.rs"]
 pub mod cwd;
 pub mod limits;
 pub mod numbers;

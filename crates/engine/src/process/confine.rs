@@ -88,7 +88,7 @@ pub struct Start {
     pub argv: Vec<String>,
     /// The directory that passed the cwd check (entered by descriptor, or
     /// through its `/proc/self/fd` path in a terminal start).
-    pub dir: std::os::fd::OwnedFd,
+    pub dir: crate::platform::OwnedFd,
     /// The replacing environment, if any.
     pub env: Option<Vec<(String, String)>>,
     /// What the command reads.
@@ -188,7 +188,7 @@ impl Job {
 /// The request of a confined start: its private temp directory (if any)
 /// for the spawn to put in the environment, its cgroup (if any).
 fn request(start: &Start) -> super::transform::Request<'_> {
-    use std::os::fd::AsFd;
+    use crate::platform::AsFd;
     super::transform::Request {
         argv: &start.argv,
         dir: start.dir.as_fd(),

@@ -1,6 +1,6 @@
 //! A start request as spawn takes it, and the process it gives back.
 
-use std::os::fd::{BorrowedFd, OwnedFd};
+use crate::platform::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
 /// What spawn runs: the argv, the held working directory and the

@@ -19,11 +19,24 @@
 //! fork was refused at the limit (`pids.events` `max`), `cpu` once the
 //! tree's CPU time reached the limit.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+// On Windows no command has a cgroup, so the cgroup v1 half below is never
+// reached there (every limited start is refused first).
+#![cfg_attr(windows, allow(dead_code))]
+
+use crate::platform::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::cgroup::{Attached, Cgroup};
+#[cfg(unix)]
+use super::cgroup::Attached;
+use super::cgroup::Cgroup;
+// Windows has no cgroup, so no limit can be enforced for a tree there: every
+// limited start is refused (`take`). What reads cgroup files is Unix's.
+#[cfg(windows)]
+#[path = "windows/limits.rs"]
+mod windows;
+#[cfg(windows)]
+use windows::{read_at, sweep_stale_v1, v1_place, write_at};
 
 /// A command's limits, validated (each absent one is unlimited).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -192,6 +205,7 @@ pub struct Enforced {
     pids: Option<Place>,
 }
 
+#[cfg(unix)]
 impl Drop for Enforced {
     fn drop(&mut self) {
         // The tree is gone (the cgroup was emptied first): its v1
@@ -211,6 +225,7 @@ impl Drop for Enforced {
     }
 }
 
+#[cfg(unix)]
 impl Attached for Enforced {
     fn v1_procs(&self) -> [Option<BorrowedFd<'_>>; 2] {
         self.v1_procs_of()
@@ -300,6 +315,7 @@ fn v1_base(controller: &'static str) -> Option<&'static Path> {
 }
 
 /// Remove the (empty) v1 subtrees of hosts that are gone.
+#[cfg(unix)]
 fn sweep_stale_v1(home: &Path) {
     let Ok(entries) = std::fs::read_dir(home) else {
         return;
@@ -364,6 +380,7 @@ fn v2_controller(controller: &'static str) -> bool {
 static V1_NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A v1 directory for one command below this host's subtree of `controller`.
+#[cfg(unix)]
 fn v1_place(controller: &'static str) -> std::io::Result<Place> {
     let base = v1_base(controller).ok_or_else(|| std::io::Error::other("no v1 hierarchy"))?;
     let n = V1_NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -394,6 +411,7 @@ fn v1_place(controller: &'static str) -> std::io::Result<Place> {
     }
 }
 
+#[cfg(unix)]
 fn write_at(dir: BorrowedFd<'_>, name: &str, value: &str) -> std::io::Result<()> {
     let f = rustix::fs::openat(
         dir,
@@ -405,6 +423,7 @@ fn write_at(dir: BorrowedFd<'_>, name: &str, value: &str) -> std::io::Result<()>
     Ok(())
 }
 
+#[cfg(unix)]
 fn read_at(dir: BorrowedFd<'_>, name: &str) -> Option<String> {
     let f = rustix::fs::openat(
         dir,
@@ -479,6 +498,12 @@ fn place_for(c: &Cgroup, k: Kind, value: u64) -> Result<Place, Unavailable> {
     Ok(place)
 }
 
+/// Why no command can get a cgroup here.
+#[cfg(unix)]
+const NO_CGROUP: &str = "this host may not create a cgroup v2 subtree (it needs root, or a delegated subtree, on Linux 5.14 or later); leave limits out to run without them";
+#[cfg(windows)]
+use windows::NO_CGROUP;
+
 /// The cgroup of a start under `limits`, every limit in place — or the
 /// refusal (`NLC_LIMIT_UNAVAILABLE`) naming what is missing. `Ok(None)`
 /// when no limit is set.
@@ -501,10 +526,7 @@ pub fn take(limits: &Limits) -> Result<Option<Cgroup>, Unavailable> {
         ));
     }
     let Some(mut c) = Cgroup::take() else {
-        return Err(unavailable(
-            first,
-            "this host may not create a cgroup v2 subtree (it needs root, or a delegated subtree, on Linux 5.14 or later); leave limits out to run without them",
-        ));
+        return Err(unavailable(first, NO_CGROUP));
     };
     let mut e = Enforced {
         limits: *limits,

@@ -3,6 +3,13 @@
 //! ([`signals`]) and how it is stopped when the host itself dies
 //! ([`watchdog`]). Nothing here knows about jobs, logs or hosts.
 
+#[cfg(unix)]
+pub mod cgroup;
+// Windows (SPEC §14): each command in a Job Object of its own, started by
+// the Win32 process layer; cgroups, /proc input waits and the watchdog have
+// Windows counterparts of their own under windows/.
+#[cfg(windows)]
+#[path = "windows/cgroup.rs"]
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 // These three predate the workspace lint `unsafe_op_in_unsafe_fn`; another
@@ -10,12 +17,17 @@ pub mod cgroup;
 #[allow(unsafe_op_in_unsafe_fn)]
 pub mod clone3;
 pub mod confine;
+#[cfg(unix)]
+pub mod input_wait;
+#[cfg(windows)]
+#[path = "windows/input_wait.rs"]
 pub mod input_wait;
 pub mod launch;
 pub mod limits;
 #[cfg(target_os = "linux")]
 pub mod mediate;
 pub mod plan;
+#[cfg(unix)]
 pub mod posix_spawn;
 pub mod probe;
 #[cfg(target_os = "linux")]
@@ -24,13 +36,26 @@ pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 pub mod signals;
+#[cfg(unix)]
 pub mod spawn;
+#[cfg(windows)]
+#[path = "windows/spawn.rs"]
+pub mod spawn;
+#[cfg(unix)]
 pub mod std_spawn;
+#[cfg(unix)]
+pub mod tmp_dir;
+#[cfg(windows)]
+#[path = "windows/tmp_dir.rs"]
 pub mod tmp_dir;
 pub mod transform;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_op_in_unsafe_fn)]
 pub mod vfork;
+#[cfg(unix)]
+pub mod watchdog;
+#[cfg(windows)]
+#[path = "windows/watchdog.rs"]
 pub mod watchdog;
 
 /// How much of a command's process tree the runner can reach (SPEC §6).

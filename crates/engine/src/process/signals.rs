@@ -2,6 +2,7 @@
 //! The table is the kernel's: Linux has SIGSTKFLT and SIGPWR, macOS SIGINFO.
 
 /// The signal names a caller may pass to a kill.
+#[cfg(unix)]
 pub const NAMES: &[&str] = &[
     "SIGHUP",
     "SIGINT",
@@ -40,6 +41,7 @@ pub const NAMES: &[&str] = &[
     "SIGSYS",
 ];
 
+#[cfg(unix)]
 const NUMBERS: &[i32] = &[
     libc::SIGHUP,
     libc::SIGINT,
@@ -78,6 +80,17 @@ const NUMBERS: &[i32] = &[
     libc::SIGSYS,
 ];
 
+/// The signal names a caller may pass to a kill on Windows, where the runner
+/// has two ways to stop a command (SPEC §14): `SIGKILL` terminates its Job
+/// Object at once; the others are a console break to its process group,
+/// then the job is terminated after `killGraceMs`.
+#[cfg(windows)]
+pub const NAMES: &[&str] = &["SIGHUP", "SIGINT", "SIGQUIT", "SIGKILL", "SIGTERM"];
+
+/// Their numbers, as on Linux (a status reports the signal by name).
+#[cfg(windows)]
+const NUMBERS: &[i32] = &[1, 2, 3, 9, 15];
+
 /// The number of a signal named like Node names it (`"SIGTERM"`).
 pub fn from_name(name: &str) -> Option<i32> {
     NAMES.iter().position(|n| *n == name).map(|i| NUMBERS[i])
@@ -102,6 +115,7 @@ pub fn name(sig: i32) -> String {
 /// grace. So when the leader is PID 1 of a namespace, `sig` would end an
 /// ordinary process (its default action terminates) and the leader neither
 /// catches nor ignores it, the group gets SIGKILL instead.
+#[cfg(unix)]
 pub fn signal_group(pgid: i32, sig: i32) {
     #[cfg(target_os = "linux")]
     let sig = if pgid > 1 && terminates_by_default(sig) && namespace_init_ignores(pgid, sig) {
@@ -116,6 +130,14 @@ pub fn signal_group(pgid: i32, sig: i32) {
         return;
     };
     let _ = rustix::process::kill_process_group(group, sig);
+}
+
+/// Stop the command `pgid` leads as `sig` says (SPEC §14): `SIGKILL`
+/// terminates its Job Object, the others send a console break (see
+/// [`NAMES`]); a command that is already gone is not an error.
+#[cfg(windows)]
+pub fn signal_group(pgid: i32, sig: i32) {
+    super::spawn::stop(pgid, sig);
 }
 
 /// Whether an uncaught `sig` ends a process (not SIGCHLD, SIGCONT, SIGURG,
@@ -181,6 +203,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn every_named_signal_can_be_sent() {
         // signal_group drops a number rustix has no name for; every number a
         // caller can name must have one.

@@ -137,7 +137,7 @@ impl StreamLog {
             let (cb, cu) = self.index().checkpoint_at_or_before_byte(start);
             let units = cu + matching::units_between(file, cb, start)?;
             let mut line = vec![0u8; (end - start) as usize];
-            std::os::unix::fs::FileExt::read_exact_at(file, &mut line, start)?;
+            crate::platform::FileExt::read_exact_at(file, &mut line, start)?;
             *watch = Some(Box::new(Watch::new(line, start, units)));
         }
         let w = watch.as_mut().expect("set above");

@@ -21,14 +21,27 @@ use crate::sync::Unpoisoned;
 use std::fmt;
 
 use crate::errors::EngineError;
+use crate::platform::{AsFd, OwnedFd};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+#[cfg(unix)]
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
+#[cfg(unix)]
 use rustix::fs::{self as rfs, Mode, OFlags};
+
+// Windows: the same rules through the Win32 layer's ACL check, exclusive
+// creation that never follows a reparse point, and (volume, file index)
+// identities.
+#[cfg(windows)]
+#[path = "logfile_windows.rs"]
+mod windows;
+#[cfg(windows)]
+pub use windows::{
+    abandoned, default_base, make_task_dir, open_log, remove_foreign, remove_task_dir, try_dir,
+};
 
 /// A log could not be handed out: it was removed on purpose, or the file at
 /// its place is not the one the runner created. Carried inside an
@@ -75,6 +88,7 @@ pub struct LogBase {
 }
 
 /// Why a directory is not trusted, or `None` when it is.
+#[cfg(unix)]
 fn distrust(fd: &OwnedFd) -> io::Result<Option<String>> {
     let st = rfs::fstat(fd)?;
     let uid = rustix::process::geteuid().as_raw();
@@ -101,6 +115,7 @@ fn distrust(fd: &OwnedFd) -> io::Result<Option<String>> {
 /// Open `path` as a directory without following a link at its last
 /// component, and check the trust rule on what was opened.
 /// `Ok(Err(why))`: it exists but is not trusted.
+#[cfg(unix)]
 fn open_trusted(path: &Path) -> io::Result<Result<OwnedFd, String>> {
     match rfs::open(
         path,
@@ -135,6 +150,7 @@ pub enum Candidate {
 }
 
 /// Create `path` (mode 0700, parents too) if it is missing, then open and check it.
+#[cfg(unix)]
 pub fn try_dir(path: &Path) -> Candidate {
     if let Err(e) = std::fs::DirBuilder::new()
         .recursive(true)
@@ -180,6 +196,7 @@ pub fn named_base(path: &Path) -> Result<LogBase, BaseError> {
 
 /// The default base under `tmpdir`: `neurolink-commands` when it is trusted,
 /// else `neurolink-commands-<uid>`.
+#[cfg(unix)]
 pub fn default_base(tmpdir: &Path) -> Result<LogBase, BaseError> {
     let first = tmpdir.join("neurolink-commands");
     let why_first = match try_dir(&first) {
@@ -304,6 +321,7 @@ pub type MakeError = (PathBuf, &'static str, io::Error);
 /// Make `<base>/<name>` (0700) naming its writer (the attribute, else the
 /// marker file) with both logs (0600), all relative to the held base and
 /// without following links.
+#[cfg(unix)]
 pub fn make_task_dir(base: &LogBase, name: &str, logs: [&str; 2]) -> Result<Made, MakeError> {
     let dir_path = base.path.join(name);
     let fail_dir = |e: rustix::io::Errno| (dir_path.clone(), "directory", io::Error::from(e));
@@ -360,6 +378,7 @@ pub fn make_task_dir(base: &LogBase, name: &str, logs: [&str; 2]) -> Result<Made
 /// (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`) and one
 /// `statx`; whatever that open refuses is opened again step by step, so the
 /// refusal names what was found.
+#[cfg(unix)]
 pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Result<(File, u64)> {
     #[cfg(target_os = "linux")]
     if !dir.contains('/') && !file.contains('/') {
@@ -388,6 +407,7 @@ pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Resul
 }
 
 /// [`open_log`] one component at a time, each refusal spelled out.
+#[cfg(unix)]
 fn open_log_stepwise(
     base: &LogBase,
     dir: &str,
@@ -442,6 +462,7 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 /// Remove `<base>/<dir>`: the given files and the marker, then the directory
 /// (relative to the held base, following no link). Returns whether the
 /// directory is gone.
+#[cfg(unix)]
 pub fn remove_task_dir(base: &LogBase, dir: &str, files: [&str; 2]) -> bool {
     if let Ok(d) = rfs::openat(
         &base.fd,
@@ -475,6 +496,7 @@ pub struct Foreign {
 /// changed for `unmarked_after` (directories of a version without markers).
 /// With `older_than`, only those in which nothing changed for that long
 /// either. Never this process's own, never a live process's.
+#[cfg(unix)]
 pub fn abandoned(
     base: &LogBase,
     unmarked_after: std::time::Duration,
@@ -557,6 +579,7 @@ fn old_enough(age_secs: i64, older_than: Option<std::time::Duration>) -> bool {
 }
 
 /// The writer a directory's attribute names, if it has one.
+#[cfg(unix)]
 fn writer_attribute(dir: &OwnedFd) -> Option<String> {
     let mut buf = [0u8; 64];
     let n = rfs::fgetxattr(dir, WRITER_XATTR, &mut buf[..]).ok()?;
@@ -566,6 +589,7 @@ fn writer_attribute(dir: &OwnedFd) -> Option<String> {
 
 /// Remove a directory an ended process left (every entry, then itself),
 /// relative to the held base; false if something stayed.
+#[cfg(unix)]
 pub fn remove_foreign(base: &LogBase, name: &str) -> bool {
     let Ok(sub) = rfs::openat(
         &base.fd,

@@ -11,10 +11,10 @@
 //! a continuation byte), so each line decodes on its own exactly as it does
 //! inside the whole stream, and UTF-16 offsets add up line by line.
 
+use crate::platform::FileExt;
 use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
 
 use memchr::memmem;

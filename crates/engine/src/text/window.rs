@@ -1,9 +1,9 @@
 //! Reading windows of a log file: a page of UTF-16 units, the whole text,
 //! the tail — decoded by the codec in [`super::decode`].
 
+use crate::platform::FileExt;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use super::decode::*;
 
