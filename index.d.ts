@@ -538,6 +538,7 @@ export interface ToolRefusal {
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
  * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
  * - `NLC_LIMIT_UNAVAILABLE`: a resource limit was asked for and cannot be enforced for the whole tree here (nothing started); the message names the limit and why.
+ * - `NLC_TERMINAL_UNAVAILABLE`: terminal mode was asked for where no terminal can be made (Windows: no pseudo console yet); nothing started.
  * - `NLC_RECOVERY_REFUSED`: that task id's manifest failed the ownership or identity checks when it was recovered; nothing of it is read.
  * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
@@ -560,6 +561,7 @@ export type BackgroundCommandErrorCode =
   | 'NLC_HOST_EXITING'
   | 'NLC_CONFINEMENT_UNAVAILABLE'
   | 'NLC_LIMIT_UNAVAILABLE'
+  | 'NLC_TERMINAL_UNAVAILABLE'
   | 'NLC_RECOVERY_REFUSED'
   | 'NLC_NOT_RUNNING'
   | 'NLC_INTERNAL'

@@ -56,6 +56,13 @@ pub enum EngineError {
     /// A resource limit was asked for and cannot be enforced for the whole
     /// tree here; the text names the limit and why.
     LimitUnavailable(String),
+    /// An argument a `.cmd`/`.bat` program would get through `cmd.exe`,
+    /// which would read it as syntax (Windows, SPEC §14); the text names
+    /// the argument. Same code as [`EngineError::ShellString`].
+    ShellArgument(String),
+    /// Terminal mode was asked for where no terminal can be made (Windows:
+    /// no pseudo console yet); the text says what to do instead.
+    TerminalUnavailable(String),
     /// A task directory's manifest failed the ownership or identity checks
     /// when it was recovered; the text says which.
     RecoveryRefused(String),
@@ -72,7 +79,7 @@ impl EngineError {
         match self {
             EngineError::NoPolicy => "NLC_NO_POLICY",
             EngineError::BadInput(_) | EngineError::UnknownSignal(_) => "NLC_INVALID_ARGUMENT",
-            EngineError::ShellString(_) => "NLC_SHELL_SYNTAX",
+            EngineError::ShellString(_) | EngineError::ShellArgument(_) => "NLC_SHELL_SYNTAX",
             EngineError::NotAllowed { .. } => "NLC_NOT_ALLOWED",
             EngineError::Sandbox(_) => "NLC_OUTSIDE_ROOT",
             EngineError::Vetoed(_) => "NLC_VETOED",
@@ -85,6 +92,7 @@ impl EngineError {
             EngineError::HostExiting => "NLC_HOST_EXITING",
             EngineError::ConfinementUnavailable(_) => "NLC_CONFINEMENT_UNAVAILABLE",
             EngineError::LimitUnavailable(_) => "NLC_LIMIT_UNAVAILABLE",
+            EngineError::TerminalUnavailable(_) => "NLC_TERMINAL_UNAVAILABLE",
             EngineError::RecoveryRefused(_) => "NLC_RECOVERY_REFUSED",
             EngineError::NotRunning(_) => "NLC_NOT_RUNNING",
             EngineError::LogsRemoved(_) => "NLC_LOGS_REMOVED",
@@ -112,6 +120,8 @@ impl fmt::Display for EngineError {
             | EngineError::Other(m)
             | EngineError::GitFailed(m)
             | EngineError::RecoveryRefused(m)
+            | EngineError::ShellArgument(m)
+            | EngineError::TerminalUnavailable(m)
             | EngineError::NativeMissing(m) => f.write_str(m),
             EngineError::LimitUnavailable(m) => write!(
                 f,
@@ -301,6 +311,7 @@ mod tests {
             EngineError::HostExiting,
             EngineError::ConfinementUnavailable(String::new()),
             EngineError::LimitUnavailable(String::new()),
+            EngineError::TerminalUnavailable(String::new()),
             EngineError::RecoveryRefused(String::new()),
             EngineError::NotRunning(String::new()),
             EngineError::LogsRemoved(String::new()),
@@ -315,6 +326,11 @@ mod tests {
         assert_eq!(
             EngineError::UnknownSignal("X".into()).code(),
             "NLC_INVALID_ARGUMENT"
+        );
+        // A batch argument cmd.exe would read as syntax is shell syntax too.
+        assert_eq!(
+            EngineError::ShellArgument("X".into()).code(),
+            "NLC_SHELL_SYNTAX"
         );
     }
 

@@ -11,7 +11,7 @@
 //! - [`libc`]: the POSIX signal numbers the engine speaks (a status names the
 //!   signal the runner used) that the Windows C runtime does not define.
 //! - [`start_time`], [`file_id`]: a process's creation time and a file's
-//!   (volume serial, file index, creation time, length).
+//!   (volume serial, file index, length).
 
 use std::io;
 use std::mem::zeroed;
@@ -175,8 +175,10 @@ pub fn start_time(pid: i32) -> Option<u64> {
     nlc_windows::proc::start_time(u32::try_from(pid).ok()?)
 }
 
-/// The identity of an open file: (volume serial, file index, creation time,
-/// length) — a file moved into a log's place differs in the first two.
+/// The identity of an open file: (volume serial, file index, 0, length) —
+/// SPEC §14 identifies a log by volume and file id. The creation time is
+/// left out: wine reports the Linux change time there, which moves with
+/// every write.
 pub fn file_id(fd: impl AsFd) -> io::Result<super::FileId> {
     // SAFETY: a plain-data struct for which all zeroes is a valid value.
     let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { zeroed() };
@@ -185,10 +187,8 @@ pub fn file_id(fd: impl AsFd) -> io::Result<super::FileId> {
         return Err(io::Error::last_os_error());
     }
     let index = (u64::from(i.nFileIndexHigh) << 32) | u64::from(i.nFileIndexLow);
-    let born = (u64::from(i.ftCreationTime.dwHighDateTime) << 32)
-        | u64::from(i.ftCreationTime.dwLowDateTime);
     let len = (u64::from(i.nFileSizeHigh) << 32) | u64::from(i.nFileSizeLow);
-    Ok((u64::from(i.dwVolumeSerialNumber), index, born, len))
+    Ok((u64::from(i.dwVolumeSerialNumber), index, 0, len))
 }
 
 /// A child's anonymous pipes for the supervisor's select loop, with the

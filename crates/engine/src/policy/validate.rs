@@ -140,9 +140,15 @@ const SHELL_CHARS: &[char] = &[';', '&', '|', '<', '>', '$', '`', '\n', '\r'];
 
 /// Step 3: argv[0] must not look like a shell line.
 pub fn check_not_shell(exe: &str) -> EngineResult<()> {
+    // Windows (SPEC §14): an absolute path to an existing file may hold
+    // spaces (`C:\Program Files\nodejs\node.exe`); no shell line is one.
+    let spaced_path = cfg!(windows) && {
+        let p = std::path::Path::new(exe);
+        p.is_absolute() && p.is_file()
+    };
     if exe
         .chars()
-        .any(|c| c.is_whitespace() || SHELL_CHARS.contains(&c))
+        .any(|c| (c.is_whitespace() && !(spaced_path && c == ' ')) || SHELL_CHARS.contains(&c))
     {
         Err(EngineError::ShellString(exe.to_string()))
     } else {

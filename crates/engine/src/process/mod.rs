@@ -83,9 +83,10 @@ impl Containment {
 /// The one place the engine decides a command's containment: `"tree"` when
 /// its descendants are all covered — it runs in a PID namespace of its own
 /// (every descendant dies with its leader) or in a cgroup of its own
-/// (stopped through `cgroup.kill`) — else `"group"`.
+/// (stopped through `cgroup.kill`) — else `"group"`. On Windows every
+/// command runs in a Job Object of its own: always `"tree"`.
 pub fn containment(pid_namespace: bool, cgroup: bool) -> Containment {
-    if pid_namespace || cgroup {
+    if pid_namespace || cgroup || cfg!(windows) {
         Containment::Tree
     } else {
         Containment::Group

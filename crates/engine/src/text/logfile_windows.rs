@@ -5,8 +5,8 @@
 //! open without delete sharing; each task directory is created with a
 //! protected ACL (its owner and SYSTEM only) and checked the same way; logs
 //! are created exclusively, never through a reparse point, and every later
-//! open refuses a file whose identity (volume serial, file index, creation
-//! time) is not the recorded one. The writer's marker is a file (Windows
+//! open refuses a file whose identity (volume serial, file index) is not
+//! the recorded one. The writer's marker is a file (Windows
 //! has no user extended attributes).
 
 use std::fs::File;
@@ -125,7 +125,7 @@ pub fn open_log(base: &LogBase, dir: &str, file: &str, want: Ident) -> io::Resul
     let (got, ino, len) = identify_sized(&f)?;
     if got != want {
         return Err(LogGone::Replaced(format!(
-            "The log {} was replaced (the file there, index {ino}, is not the one the runner created, by volume, file index and creation time): none of it is returned",
+            "The log {} was replaced (the file there, index {ino}, is not the one the runner created, by volume and file index): none of it is returned",
             shown.display()
         ))
         .into_io());
