@@ -3,6 +3,19 @@
 // build loaded through NAPI_RS_NATIVE_LIBRARY_PATH) and natively in the
 // workflow's Windows job (the msvc build, found by the generated loader).
 // Everything goes through the package's public API (index.js).
+//
+// What wine cannot model (PLATFORMS.md), so only the native job checks it:
+// - SIGTERM as a console break (GenerateConsoleCtrlEvent fails under wine;
+//   here SIGTERM ends the job after killGraceMs): native-only.test.mjs;
+// - a junction out of the root (wine's mklink /J creates none):
+//   native-only.test.mjs;
+// - a held directory renamed while held (wine's GetFinalPathNameByHandleW
+//   keeps the old path): crates/windows's tests;
+// - terminal mode: refused on Windows for now (NLC_TERMINAL_UNAVAILABLE),
+//   and under wine ordinary console children do not attach to a pseudo
+//   console either.
+// node.exe's own output goes to a file under wine (it cannot write to a Unix
+// pipe); the commands' output reaches the engine through Windows pipes.
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
