@@ -5,15 +5,20 @@
 # wine — the real Job Object, CreateProcess, cmd.exe, CommandLineToArgvW,
 # directory-handle and node.exe behaviour, not a model of it.
 #
-# Run here: tests/windows.rs and the crate's unit tests, then the addon's
-# Windows suite (__test__/windows/*.test.mjs) on the official node.exe against
-# the gnu build of the addon. NOT run here (wine cannot model them; the
-# workflow's native Windows job runs them):
+# Run here: tests/windows.rs and the crate's unit tests, the engine built
+# for Windows and its tests/windows_engine.rs (real node.exe and cmd.exe
+# trees in Job Objects), then the addon's Windows suite
+# (__test__/windows/*.test.mjs) on the official node.exe against the gnu
+# build of the addon. NOT run here (wine cannot model them; the workflow's
+# native Windows job runs them):
 # crates/windows/tests/native_only.rs —
 #   sigterm_is_a_console_break_to_the_commands_group  (GenerateConsoleCtrlEvent)
 #   sigterm_ends_a_tree_that_heeds_the_break_before_the_grace  (the same)
 #   a_junction_out_of_the_root_is_outside              (mklink /J)
-# __test__/windows/native-only.test.mjs — the same through the addon.
+# crates/engine/tests/windows_native_only.rs and
+# __test__/windows/native-only.test.mjs — the same through the engine and
+# the addon; terminal mode on a pseudo console (refused on Windows for now:
+# ordinary console children do not attach to a ConPTY under wine).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$REPO"
@@ -44,6 +49,10 @@ cargo clippy -p neurolink-commands-windows --all-targets --target "$triple" -- -
 cargo clippy -p neurolink-commands --target "$triple" -- -D warnings
 log "win32-x64: cargo test under wine (tests/windows.rs and unit tests)"
 cargo test -p neurolink-commands-windows --release --target "$triple" --lib --bins --test windows
+log "win32-x64: cargo clippy -p neurolink-commands-engine --target $triple"
+cargo clippy -p neurolink-commands-engine --target "$triple" --test windows_engine -- -D warnings
+log "win32-x64: the engine under wine (tests/windows_engine.rs)"
+cargo test -p neurolink-commands-engine --release --target "$triple" --test windows_engine
 # The addon, built outside the repository root: a file named
 # neurolink-commands.win32-x64-msvc.node there would be packed into the msvc
 # package by pack:release. The suite loads it through the generated loader's
