@@ -6,7 +6,7 @@
 //   outside, with the control of a junction inside the root accepted.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { lstatSync, mkdirSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
@@ -29,6 +29,9 @@ test('SIGTERM is a console break the command sees; a command that heeds it ends 
 
 function junction(link, target) {
   execFileSync(process.env.ComSpec ?? 'cmd.exe', ['/d', '/c', 'mklink', '/J', link, target], { stdio: 'ignore' })
+  // The refusal below must be of a junction that exists, not of a missing path.
+  assert.ok(lstatSync(link).isSymbolicLink(), `${link} is a junction`)
+  assert.ok(samePath(realpathSync.native(link), target), `${link} leads to ${target}`)
 }
 
 test('a junction out of the root is refused as outside; control: a junction inside the root is followed', async (t) => {
