@@ -1,14 +1,16 @@
-//! The UTF-8 → UTF-16 decoder and pager (`engine::text`) against the
-//! standard library's lossy decoding (the same maximal-subpart rule as Node's
-//! `buffer.toString("utf8")`): the index's counts, every page of a finished
-//! and of a still-growing log, the head and tail previews and the whole text.
+//! The UTF-8 → UTF-16 decoder and pager (`engine::text::decode` and
+//! `text::window`) against the standard library's lossy decoding (the same
+//! maximal-subpart rule as Node's `buffer.toString("utf8")`): the index's
+//! counts, every page of a finished and of a still-growing log, the head and
+//! tail previews and the whole text.
 #![no_main]
 
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::FromRawFd;
 
-use engine::text::{self, Utf16Index};
+use engine::text::decode::{head_text, Utf16Index};
+use engine::text::window::{read_all_lossy, read_window, tail_text};
 use libfuzzer_sys::fuzz_target;
 
 fn memfile(data: &[u8]) -> File {
@@ -64,7 +66,7 @@ fn check_windows(file: &File, idx: &Utf16Index, finished: bool, want: &[u16], pa
     // Each page resumes where the one before ended, as paging does.
     let mut resume = None;
     loop {
-        let w = text::read_window(file, idx, finished, off, page, resume).unwrap();
+        let w = read_window(file, idx, finished, off, page, resume).unwrap();
         resume = w.end;
         assert_eq!(w.total_units, len);
         let (a, b) = (off.min(len) as usize, (off + page).min(len) as usize);
@@ -79,10 +81,10 @@ fn check_windows(file: &File, idx: &Utf16Index, finished: bool, want: &[u16], pa
     // One window anywhere, including past the end.
     let o = at % (len + 3);
     let l = 1 + at % 200_000;
-    let w = text::read_window(file, idx, finished, o, l, None).unwrap();
+    let w = read_window(file, idx, finished, o, l, None).unwrap();
     let (a, b) = (o.min(len) as usize, o.saturating_add(l).min(len) as usize);
     assert_eq!(w.content, want[a..b]);
-    let w = text::read_window(file, idx, finished, u64::MAX, l, None).unwrap();
+    let w = read_window(file, idx, finished, u64::MAX, l, None).unwrap();
     assert!(w.content.is_empty());
 }
 
@@ -132,12 +134,12 @@ fuzz_target!(|input: &[u8]| {
 
     // Whole text, as a host's bank gets it.
     assert_eq!(
-        text::read_all_lossy(&file, data.len() as u64).unwrap(),
+        read_all_lossy(&file, data.len() as u64).unwrap(),
         String::from_utf8_lossy(&data)
     );
 
     // Head preview: a prefix, at most max_units, a pair never split.
-    let (h, more) = text::head_text(&data, max_units);
+    let (h, more) = head_text(&data, max_units);
     let h16: Vec<u16> = h.encode_utf16().collect();
     assert!(h16.len() <= max_units);
     assert!(full.starts_with(&h16), "head is a prefix");
@@ -153,7 +155,7 @@ fuzz_target!(|input: &[u8]| {
     // Tail preview: a suffix, at most max_units, never starting inside a pair,
     // as long as the budget allows (minus a pair that does not fit).
     for (len, whole) in [(data.len(), &full), (data.len() - hold, &live)] {
-        let t = text::tail_text(&file, len as u64, max_units).unwrap();
+        let t = tail_text(&file, len as u64, max_units).unwrap();
         let t16: Vec<u16> = t.encode_utf16().collect();
         assert!(t16.len() <= max_units);
         assert!(whole.ends_with(&t16), "tail is a suffix of the decoding");

@@ -492,3 +492,235 @@ async fn cmd_exe_runs_by_its_absolute_path() {
     assert_eq!(st.exit_code, Some(3), "{st:?}");
     assert_eq!(f.stdout(&id), b"hi\r\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_running_commands_hold_no_thread_each() {
+    // The engine's runtime has 8 blocking threads. A thread per pipe or
+    // per exit wait would be held by each running command, and the
+    // commands after the first few would never be read or seen to exit.
+    let f = fixture(300.0);
+    let ids: Vec<String> = (0..10)
+        .map(|i| {
+            f.node(
+                &format!("process.stdout.write('up {i}\\n');setInterval(()=>{{}},1000)"),
+                StartOptions::default(),
+            )
+        })
+        .collect();
+    let quick = f.node("process.stdout.write('quick')", StartOptions::default());
+    let st = f.settled(&quick).await;
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    assert_eq!(f.stdout(&quick), b"quick");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (i, id) in ids.iter().enumerate() {
+        while f.stdout(id) != format!("up {i}\n").as_bytes() {
+            assert!(Instant::now() < deadline, "command {i} was never read");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(commands::kill_all(&f.engine, f.host).await, 10);
+    for id in &ids {
+        assert_eq!(f.settled(id).await.state, State::Killed);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_search_follow_reads_and_listeners() {
+    use neurolink_commands_engine::jobs::waits::{self, WaitRequest};
+    use neurolink_commands_engine::runtime::Event;
+    use neurolink_commands_engine::text::matching::Pattern;
+    let f = fixture(300.0);
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let listener = f
+        .engine
+        .registry
+        .add_listener(std::sync::Arc::new(move |e| {
+            let _ = tx.send(e);
+        }));
+    let host = f.engine.registry.register_host_for(listener);
+    let policy = f.engine.registry.with_host(f.host, |h| h.policy.clone());
+    f.engine.registry.with_host(host, |h| h.policy = policy);
+    let n = node();
+    let argv = vec![
+        n,
+        "-e".into(),
+        "process.stdout.write('line one\\n');setTimeout(()=>process.stdout.write('READY é\\nline two\\n'),700);setTimeout(()=>{},1400)".into(),
+    ];
+    let ctx = neurolink_commands_engine::commands::StartContext { host, ..f.ctx() };
+    let id = commands::start(
+        &f.engine,
+        argv,
+        StartOptions {
+            cwd: ".".into(),
+            ..Default::default()
+        },
+        ctx,
+    )
+    .unwrap()
+    .task_id;
+    let rec = f.engine.registry.lookup(host, &id).unwrap();
+    // A wait that begins before the line is printed sees it arrive.
+    let got = waits::await_output(
+        rec.clone(),
+        WaitRequest {
+            pattern: Pattern::new("READY", false).unwrap(),
+            stream: None,
+            from: 0,
+            timeout_ms: Some(30_000.0),
+        },
+    )
+    .await
+    .unwrap();
+    let (s, hit) = got.found.expect("the pattern was printed");
+    assert_eq!(s, Stream::Stdout);
+    assert_eq!(hit.offset, 9);
+    assert!(hit.line.starts_with("READY é"), "{:?}", hit.line);
+    let st = commands::await_settled(&f.engine, host, &id, Some(60_000.0))
+        .await
+        .unwrap();
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    let r = waits::search(
+        &rec,
+        Stream::Stdout,
+        &Pattern::new("line", false).unwrap(),
+        0,
+        10,
+    )
+    .unwrap();
+    let lines: Vec<(u64, &str)> = r
+        .matches
+        .iter()
+        .map(|m| (m.line, m.text.as_str()))
+        .collect();
+    assert_eq!(lines, [(1, "line one"), (3, "line two")]);
+    // A follow read returns the whole stream once, then nothing new.
+    let first = commands::read_new(&f.engine, host, &id, Stream::Stdout).unwrap();
+    assert_eq!(
+        String::from_utf16(&first.page.content).unwrap(),
+        "line one\nREADY é\nline two\n"
+    );
+    let again = commands::read_new(&f.engine, host, &id, Stream::Stdout).unwrap();
+    assert!(again.page.content.is_empty());
+    // The listener heard it settle.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout(Duration::from_millis(100), events.recv()).await {
+            Ok(Some(Event::Settled(t))) if t == id => break,
+            _ => assert!(Instant::now() < deadline, "no Settled event"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_gone_with_descendants_holding_its_output_settles() {
+    let f = fixture(300.0);
+    // cmd.exe starts node in the background with its own standard handles
+    // and exits; node says its pid through the output it inherited.
+    let c = cmd_exe();
+    let n = node();
+    let id = f
+        .start(
+            &[
+                &c,
+                "/d",
+                "/c",
+                "start",
+                "/b",
+                "",
+                &n,
+                "-e",
+                "console.log(process.pid); setInterval(() => {}, 1000)",
+            ],
+            StartOptions::default(),
+        )
+        .unwrap();
+    let pid = grandchild_pid(&f, &id).await;
+    let st = f.settled(&id).await;
+    assert_eq!(st.state, State::Exited, "{st:?}");
+    assert_eq!(st.exit_code, Some(0));
+    assert!(
+        st.error
+            .as_deref()
+            .unwrap()
+            .contains("descendants still held its output"),
+        "{st:?}"
+    );
+    assert!(!running(pid), "the grandchild {pid} outlived the command");
+}
+
+/// Set in the host process `the_host_killed_leaves_no_process` starts.
+const HOST_ROLE: &str = "NLC_WIN_ENGINE_TEST_HOST";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_killed_leaves_no_process() {
+    if std::env::var_os(HOST_ROLE).is_some() {
+        // The host: start a tree, say the grandchild's pid, wait to be killed.
+        let f = fixture(300.0);
+        let id = f.node(TREE, StartOptions::default());
+        let pid = grandchild_pid(&f, &id).await;
+        println!("GRANDCHILD {pid}");
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        panic!("the host was not killed");
+    }
+    use std::io::{BufRead, BufReader};
+    let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "the_host_killed_leaves_no_process",
+            "--nocapture",
+        ])
+        .env(HOST_ROLE, "1")
+        .env("NLC_WIN_NODE", node())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
+    let pid: u32 = loop {
+        let line = lines.next().expect("the host said no pid").unwrap();
+        if let Some(p) = line.strip_prefix("GRANDCHILD ") {
+            break p.trim().parse().unwrap();
+        }
+    };
+    assert!(
+        running(pid),
+        "control: the grandchild runs while the host does"
+    );
+    // TerminateProcess: no code of the host runs after it.
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the grandchild {pid} outlived its host"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absolute_program_path_may_hold_spaces() {
+    let programs = tempfile::tempdir().unwrap();
+    let dir = programs.path().join("Program Files");
+    std::fs::create_dir(&dir).unwrap();
+    let script = write_args_cmd(&dir).to_str().unwrap().to_string();
+    let f = common::fixture(PolicyInput {
+        allowed_executables: vec![script.clone(), "node -v".into()],
+        ..Default::default()
+    });
+    let id = f
+        .start(&[&script, "a b", "c&d"], StartOptions::default())
+        .unwrap();
+    let st = f.settled(&id).await;
+    assert_eq!(st.exit_code, Some(0), "{st:?}");
+    let got: Vec<String> = serde_json::from_slice(&f.stdout(&id)).unwrap();
+    assert_eq!(got, ["a b", "c&d"]);
+    // Whitespace in any other argv[0] is still a shell line, allowed or not.
+    let e = f.start(&["node -v"], StartOptions::default()).unwrap_err();
+    assert_eq!(e.code(), "NLC_SHELL_SYNTAX", "{e}");
+    let missing = dir.join("missing.exe");
+    let e = f
+        .start(&[missing.to_str().unwrap()], StartOptions::default())
+        .unwrap_err();
+    assert_eq!(e.code(), "NLC_SHELL_SYNTAX", "{e}");
+}

@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::os::windows::ffi::OsStringExt;
+use std::os::windows::io::OwnedHandle;
 use std::os::windows::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,6 +21,7 @@ use windows_sys::Win32::System::SystemInformation::GetSystemDirectoryW;
 use crate::cmdline::{args_line, batch_args, cmd_can_run_in, is_batch, Refusal};
 use crate::dir::HeldDir;
 use crate::job::Job;
+use crate::pipe::{self, Direction};
 use crate::search::find_program;
 
 /// What to start.
@@ -108,6 +110,55 @@ pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
         child,
         program: run,
     })
+}
+
+/// The runner's ends of a command's pipes, overlapped (see [`crate::pipe`]).
+#[derive(Debug)]
+pub struct Pipes {
+    /// Where its input is written, when `stdin_pipe` (else it reads NUL).
+    pub stdin: Option<OwnedHandle>,
+    /// Where its stdout is read.
+    pub stdout: OwnedHandle,
+    /// Where its stderr is read.
+    pub stderr: OwnedHandle,
+}
+
+/// [`start`], with the standard streams on pipes whose runner ends are
+/// overlapped, returned beside the child (whose own `stdin`, `stdout` and
+/// `stderr` are then `None`): for a runner that waits on them through an
+/// I/O completion port rather than with a thread each.
+pub fn start_overlapped(s: &Start<'_>) -> Result<(Started, Pipes), StartError> {
+    let (mut cmd, run) = prepare(s)?;
+    let out = pipe::pair(Direction::FromCommand).map_err(StartError::Io)?;
+    let err = pipe::pair(Direction::FromCommand).map_err(StartError::Io)?;
+    let input = if s.stdin_pipe {
+        Some(pipe::pair(Direction::ToCommand).map_err(StartError::Io)?)
+    } else {
+        None
+    };
+    cmd.stdout(Stdio::from(out.theirs))
+        .stderr(Stdio::from(err.theirs));
+    let stdin = input.map(|p| {
+        cmd.stdin(Stdio::from(p.theirs));
+        p.ours
+    });
+    let job = Job::new().map_err(StartError::Io)?;
+    let child = job.spawn(&mut cmd).map_err(StartError::Io)?;
+    // The command's ends close here (the child holds its own copies): end
+    // of file comes once the command's tree has closed them.
+    drop(cmd);
+    Ok((
+        Started {
+            job,
+            child,
+            program: run,
+        },
+        Pipes {
+            stdin,
+            stdout: out.ours,
+            stderr: err.ours,
+        },
+    ))
 }
 
 /// The `Command` that runs `s`, and its program, or why it cannot run.

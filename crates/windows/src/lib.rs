@@ -4,11 +4,13 @@
 //! `PATHEXT` search ([`search`]), one Job Object per command (`job`), the
 //! cwd check by a held directory handle (`dir`) and the start of one command
 //! from all of these (`command`), and the log base under `%TEMP%` with its
-//! ACL check and logs known by volume and file id (`logdir`), and a
-//! process's creation time for markers that outlive a pid (`proc`).
+//! ACL check and logs known by volume and file id (`logdir`), a
+//! process's creation time for markers that outlive a pid (`proc`), and
+//! standard-stream pipes whose runner side is overlapped (`pipe`), for a
+//! runner that reads them through an I/O completion port.
 //!
 //! [`cmdline`] and [`search`] are plain logic, built and unit-tested on every
-//! host; `job`, `dir`, `command`, `logdir` and `proc` exist on Windows only and are tested there (under
+//! host; `job`, `dir`, `command`, `logdir`, `pipe` and `proc` exist on Windows only and are tested there (under
 //! wine here, natively in the workflow): `tests/windows.rs`.
 
 pub mod cmdline;
@@ -20,6 +22,8 @@ pub mod dir;
 pub mod job;
 #[cfg(windows)]
 pub mod logdir;
+#[cfg(windows)]
+pub mod pipe;
 #[cfg(windows)]
 pub mod proc;
 pub mod search;

@@ -295,40 +295,64 @@ pub fn open_trusted(path: &Path) -> io::Result<Result<LogBase, String>> {
 /// reach — a protected DACL, nothing inherited from `%TEMP%` — unless it
 /// exists; then opens it by [`open_trusted`].
 pub fn create_trusted(path: &Path) -> io::Result<Result<LogBase, String>> {
-    let user = user_sid()?;
-    let sddl = format!(
-        "D:P(A;OICI;FA;;;{})(A;OICI;FA;;;SY)\0",
-        sid_string(user.as_ptr() as PSID)
-    );
-    let sddl: Vec<u16> = sddl.encode_utf16().collect();
-    let mut sd: PSECURITY_DESCRIPTOR = null_mut();
-    // SAFETY: `sddl` is NUL-terminated; `sd` is freed with LocalFree below.
-    if unsafe {
-        ConvertStringSecurityDescriptorToSecurityDescriptorW(
-            sddl.as_ptr(),
-            SDDL_REVISION_1,
-            &mut sd,
-            null_mut(),
-        )
-    } == 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    let attrs = SECURITY_ATTRIBUTES {
-        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
-        lpSecurityDescriptor: sd,
-        bInheritHandle: 0,
-    };
+    let sd = OwnerOnly::new("OICI")?;
+    let attrs = sd.attributes();
     let w = wide(path);
-    // SAFETY: `w` is NUL-terminated; `attrs` and `sd` outlive the call.
+    // SAFETY: `w` is NUL-terminated; `attrs` and the descriptor it points
+    // to outlive the call.
     let ok = unsafe { CreateDirectoryW(w.as_ptr(), &attrs) };
     let err = io::Error::last_os_error();
-    // SAFETY: allocated by the conversion above.
-    unsafe { LocalFree(sd.cast()) };
     if ok == 0 && err.kind() != io::ErrorKind::AlreadyExists {
         return Err(err);
     }
     open_trusted(path)
+}
+
+/// A protected security descriptor granting this process's user and SYSTEM
+/// full access and no one else any (inheriting nothing from the parent).
+pub(crate) struct OwnerOnly(PSECURITY_DESCRIPTOR);
+
+impl OwnerOnly {
+    /// With `inherit` as the ACEs' inheritance flags (`"OICI"` for a
+    /// directory whose files take it, `""` for an object without children).
+    pub(crate) fn new(inherit: &str) -> io::Result<OwnerOnly> {
+        let user = user_sid()?;
+        let sddl = format!(
+            "D:P(A;{inherit};FA;;;{})(A;{inherit};FA;;;SY)\0",
+            sid_string(user.as_ptr() as PSID)
+        );
+        let sddl: Vec<u16> = sddl.encode_utf16().collect();
+        let mut sd: PSECURITY_DESCRIPTOR = null_mut();
+        // SAFETY: `sddl` is NUL-terminated; `sd` is freed with LocalFree in Drop.
+        if unsafe {
+            ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                sddl.as_ptr(),
+                SDDL_REVISION_1,
+                &mut sd,
+                null_mut(),
+            )
+        } == 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(OwnerOnly(sd))
+    }
+
+    /// Attributes that point at it (valid while `self` lives), not inheritable.
+    pub(crate) fn attributes(&self) -> SECURITY_ATTRIBUTES {
+        SECURITY_ATTRIBUTES {
+            nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+            lpSecurityDescriptor: self.0,
+            bInheritHandle: 0,
+        }
+    }
+}
+
+impl Drop for OwnerOnly {
+    fn drop(&mut self) {
+        // SAFETY: allocated by the conversion in `new`, freed once.
+        unsafe { LocalFree(self.0.cast()) };
+    }
 }
 
 /// A name inside the base: one plain component (no separator, no `..`, no

@@ -12,9 +12,9 @@ use super::record::{ArtifactRef, BankMode, BankOutcome, Link, Record, Refs};
 use super::registry::Registry;
 use crate::errors::{EngineError, EngineResult};
 use crate::runtime::Event;
-use crate::text;
 use crate::text::capture::Stream;
 use crate::text::paging::{self, Page, Window};
+use crate::text::window::read_all_lossy;
 
 /// Characters of a ref's preview.
 pub const PREVIEW_CHARS: usize = 600;
@@ -194,7 +194,7 @@ pub fn complete_banking(reg: &Registry, task_id: &str, outcomes: [BankOutcome; 2
 /// naming `what` and the log file.
 fn whole_text(rec: &Record, s: Stream, what: &str) -> EngineResult<String> {
     rec.open_log(s)
-        .and_then(|f| text::read_all_lossy(&f, rec.log(s).bytes()))
+        .and_then(|f| read_all_lossy(&f, rec.log(s).bytes()))
         .map_err(|e| {
             crate::text::logfile::log_error(&e, || {
                 EngineError::Io(format!(

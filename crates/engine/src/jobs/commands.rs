@@ -17,10 +17,11 @@ use super::input::{InputState, WriteFailure, TERMINAL_EOF};
 use super::record::{BankMode, KillReason, Link, Live, Record, Settled, State, Status};
 use super::registry::Counts;
 
+use super::launch::{Launch, Limits};
 use super::state::State as Engine;
+use super::supervisor;
 use super::supervisor::Control;
 use super::supervisor::PrivateTmp;
-use super::supervisor::{self, Launch, Limits};
 use crate::errors::os_reason;
 use crate::errors::{EngineError, EngineResult};
 use crate::intern;

@@ -19,8 +19,10 @@ pub mod gate;
 pub mod host_waits;
 pub mod ids;
 pub mod input;
+pub mod launch;
 pub mod manifest;
 pub mod private_tmp;
+mod process_start;
 pub mod record;
 #[cfg(unix)]
 pub mod recover;
@@ -30,6 +32,7 @@ pub mod recover;
 pub mod registry;
 pub mod retention;
 pub mod running_input;
+mod settle;
 pub mod spare;
 pub mod state;
 pub mod supervisor;

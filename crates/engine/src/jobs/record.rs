@@ -19,9 +19,10 @@ use super::ids;
 use super::input::InputState;
 use crate::policy;
 use crate::process::signals;
-use crate::text;
 use crate::text::capture::{Stream, StreamLog};
+use crate::text::decode::head_text;
 use crate::text::logfile::{self, Ident, LogBase, LogGone};
+use crate::text::window::tail_text;
 
 /// The public states of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -464,7 +465,7 @@ impl Record {
         }
         let mut buf = vec![0u8; len as usize];
         crate::platform::FileExt::read_exact_at(&self.open_log(s)?, &mut buf, 0)?;
-        let (text, cut) = text::head_text(&buf, units);
+        let (text, cut) = head_text(&buf, units);
         Ok((text, cut || len < bytes))
     }
 
@@ -596,7 +597,7 @@ impl Record {
             let budget = share - heading.len() - usize::from(i > 0);
             let text = self
                 .open_log(*s)
-                .and_then(|f| text::tail_text(&f, lens[*s as usize], budget))
+                .and_then(|f| tail_text(&f, lens[*s as usize], budget))
                 .unwrap_or_else(|e| format!("(the log could not be read: {e})"));
             parts.push(format!("{heading}{text}"));
         }

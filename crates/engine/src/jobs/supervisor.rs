@@ -3,8 +3,12 @@
 //! grace and control messages, until the process has ended and its pipes are
 //! drained (or the drain grace ran out). Then it stops whatever is left of the
 //! group, reaps the leader, banks both streams and publishes the settled state.
+//!
+//! What it is started with is `launch::Launch`; how the process is spawned
+//! (in place, or by a confining thread) is `process_start`; the reason a
+//! command was stopped, the state and message it settles with, and
+//! publishing them are `settle`.
 
-use crate::platform::{AsFd, AsRawFd};
 use crate::sync::Unpoisoned;
 use std::fs::File;
 use std::sync::Arc;
@@ -20,194 +24,26 @@ use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
-use super::bank;
 use super::catch_panic::CatchPanic;
 pub use super::control::Control;
+use super::launch::{Launch, Limits};
 pub use super::private_tmp::PrivateTmp;
-use super::record::{KillReason, Record, State};
+use super::process_start::{hand_to_confining_thread, start_process, PendingSpawn};
+use super::record::{Record, State};
 use super::running_input::{InputWatch, Writer};
+use super::settle::{describe, finish, Outcome, Stop};
 use super::state::State as Engine;
-use crate::errors::{js_number, os_reason};
-use crate::policy::cwd::HeldDir;
+use crate::errors::os_reason;
 use crate::process::signals;
-use crate::process::spawn::{self, Exit, Input};
-use crate::process::{transform, watchdog};
+use crate::process::spawn::{self, Exit};
+use crate::process::watchdog;
 use crate::text::capture::{Sink, Stream, Wrote};
 
 /// How long the pipes may stay open after the leader exited (descendants
 /// holding them) before the rest of the group is stopped.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(1000);
 
-/// Spawn under the gate; the group is recorded and tracked before it opens.
-fn start_process(
-    eng: &Engine,
-    rec: &Record,
-    dir: &HeldDir,
-    env: Option<&[(String, String)]>,
-    input: Input,
-) -> std::io::Result<spawn::Spawned> {
-    // Its cgroup's descriptors for the spawn, borrowed without the list of
-    // running cgroups held locked across the spawn: only this supervisor
-    // takes the cgroup back (and closes them), after the spawn.
-    let mut raw = None;
-    rec.cgroup(|c| {
-        let h = c.handle();
-        let extra = h.extra.map(|f| f.map(|f| f.as_raw_fd()));
-        raw = Some((h.dir.as_raw_fd(), h.procs.as_raw_fd(), extra));
-    });
-    // SAFETY: see above — the descriptors stay open until `release_cgroup`,
-    // which this task runs only after `start_process` has returned.
-    let cgroup = raw.map(|(dir, procs, extra)| unsafe {
-        crate::process::cgroup::Handle {
-            dir: crate::platform::BorrowedFd::borrow_raw(dir),
-            procs: crate::platform::BorrowedFd::borrow_raw(procs),
-            extra: extra.map(|f| f.map(|f| crate::platform::BorrowedFd::borrow_raw(f))),
-        }
-    });
-    eng.gate.guarded(rec, &mut || {
-        // The spawn-time transform (a terminal) sits here, after every check
-        // and before the process exists.
-        transform::spawn(transform::Request {
-            argv: &rec.argv,
-            dir: dir.fd.as_fd(),
-            env,
-            input,
-            tmp: None,
-            cgroup,
-        })
-    })
-}
-
-/// A confined start's spawn, handed from the JS thread straight to a
-/// confining thread (SPEC §8); the supervisor awaits its result.
-type PendingSpawn = tokio::sync::oneshot::Receiver<std::io::Result<spawn::Spawned>>;
-
-fn hand_to_confining_thread(
-    eng: &Arc<Engine>,
-    rec: &Arc<Record>,
-    plan: crate::process::confine::Plan,
-    l: &mut Launch,
-) -> PendingSpawn {
-    use crate::process::confine;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let dir = match l.dir.fd.try_clone() {
-        Ok(d) => d,
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            return rx;
-        }
-    };
-    let mut cgroup = None;
-    rec.cgroup(|c| cgroup = Some(c.owned_handle()));
-    let cgroup = match cgroup.transpose() {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            return rx;
-        }
-    };
-    let count = |unix: bool| -> confine::Counter {
-        let rec = Arc::downgrade(rec);
-        Box::new(move |n| {
-            if let Some(rec) = rec.upgrade() {
-                let mut live = rec.live.lock().unwrap_or_else(|e| e.into_inner());
-                let n = u16::try_from(n).unwrap_or(u16::MAX);
-                if unix {
-                    live.refused_unix = live.refused_unix.saturating_add(n);
-                } else {
-                    live.refused_sockets = live.refused_sockets.saturating_add(n);
-                }
-            }
-        })
-    };
-    // Network off: the engine's listener counts refused sockets, or, when
-    // the command's connects are mediated, its own supervisor does.
-    let refused = confine::Refusals {
-        sockets: (!plan.network).then(|| count(false)),
-        unix: Some(count(true)),
-    };
-    let counted = (!plan.network).then(|| count(false));
-    let start = confine::Start {
-        plan,
-        argv: rec.argv.to_vec(),
-        dir,
-        env: l.env.take(),
-        input: l.input,
-        cgroup,
-        refused,
-    };
-    let grec = rec.clone();
-    let geng = eng.clone();
-    let guard: confine::Guard = Box::new(move |spawn| {
-        let spawned = geng.gate.guarded(&grec, spawn);
-        if let (Ok(child), Some(counter)) = (&spawned, counted) {
-            // The listener counts into the record while it exists.
-            confine::count_refusals(child.pid, counter);
-        }
-        spawned
-    });
-    let drec = rec.clone();
-    let deliver: confine::Deliver = Box::new(move |r| {
-        // Nobody is left to supervise it (the supervisor failed): stop it.
-        if let Err(Ok(child)) = tx.send(r) {
-            drec.signal_tree(libc::SIGKILL);
-            spawn::reap(child.pid);
-            watchdog::untrack(child.pid);
-        }
-    });
-    confine::spawn_detached(start, guard, deliver);
-    rx
-}
-
 const CHUNK: usize = 64 * 1024;
-
-/// What the supervisor needs besides the record.
-pub struct Launch {
-    /// The directory that passed the cwd check.
-    pub dir: HeldDir,
-    /// The replacing environment, when given.
-    pub env: Option<Vec<(String, String)>>,
-    /// The kernel confinement to apply, when confined (taken by [`launch`],
-    /// which hands the spawn to a confining thread).
-    pub confine: Option<crate::process::confine::Plan>,
-    /// The private temp directory, removed before the command settles.
-    pub private_tmp: Option<PrivateTmp>,
-    /// What the command reads.
-    pub input: Input,
-    /// stdout.log and stderr.log, open for writing.
-    pub files: [File; 2],
-    /// The mailbox.
-    pub control: mpsc::UnboundedReceiver<Control>,
-    /// The budget and the cap (only the supervisor needs them, so the
-    /// record does not keep them).
-    pub limits: Limits,
-}
-
-/// A command's budget and per-stream byte cap.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Budget in ms.
-    pub timeout_ms: f64,
-    /// Per-stream cap.
-    pub max_output_bytes: u64,
-    /// Stop the command when neither stream produced a byte for this long (ms).
-    pub idle_timeout_ms: Option<f64>,
-    /// Look for the command blocked on its input once it printed nothing
-    /// for this long (ms).
-    pub input_wait_ms: f64,
-}
-
-/// Why the runner began stopping a command.
-#[derive(Debug, Clone)]
-enum Stop {
-    Timeout,
-    Idle,
-    Killed(KillReason, i32),
-    OutputLimit(Stream),
-    WriteFailed(Stream, String),
-    /// A resource limit (SPEC §15), and the limits in force.
-    Limit(crate::process::limits::Kind, crate::process::limits::Limits),
-}
 
 /// Start the supervisor of `rec` on the engine's runtime.
 pub fn launch(eng: &Arc<Engine>, rec: Arc<Record>, mut l: Launch) {
@@ -415,12 +251,6 @@ fn release_cgroup(rec: &Record) {
 
 /// How often a limited command's counters are looked at.
 const LIMIT_PERIOD: Duration = Duration::from_millis(25);
-
-struct Outcome {
-    exit: Exit,
-    stop: Option<Stop>,
-    descendants_held_pipes: bool,
-}
 
 async fn run(
     eng: &Arc<Engine>,
@@ -647,145 +477,18 @@ async fn wait_exit(pid: i32) -> Exit {
             }
         }
     }
+    // Windows: the system's wait pool announces the exit.
+    #[cfg(windows)]
+    if let Some(exited) = spawn::exit_notice(pid) {
+        if exited.await.is_ok() {
+            if let Some(e) = spawn::peek_exit(pid, false) {
+                return e;
+            }
+        }
+    }
     // No pidfd: wait on a blocking thread.
     match tokio::task::spawn_blocking(move || spawn::peek_exit(pid, true)).await {
         Ok(Some(e)) => e,
         _ => Exit::Signal(libc::SIGKILL),
     }
-}
-
-type Described = (State, Option<i32>, Option<i32>, Option<String>, bool);
-
-fn describe(rec: &Record, limits: Limits, o: &Outcome) -> Described {
-    let (code, signal) = match o.exit {
-        Exit::Code(c) => (Some(c), None),
-        Exit::Signal(s) => (None, Some(s)),
-    };
-    let ended_by = match o.exit {
-        Exit::Signal(s) => format!(" (it ended on {})", signals::name(s)),
-        Exit::Code(c) => format!(" (it exited with code {c})"),
-    };
-    match &o.stop {
-        Some(Stop::Timeout) => (
-            State::Timeout,
-            code,
-            signal,
-            Some(format!(
-                "The command exceeded its {}ms budget and was stopped: SIGTERM, then SIGKILL after {}ms if still running{ended_by}; its output up to then is banked in full",
-                js_number(limits.timeout_ms),
-                js_number(rec.kill_grace_ms)
-            )),
-            true,
-        ),
-        Some(Stop::Idle) => (
-            State::Timeout,
-            code,
-            signal,
-            Some(format!(
-                "The command produced no output for {}ms (idleTimeoutMs) and was stopped: SIGTERM, then SIGKILL after {}ms if still running{ended_by}; its output up to then is banked in full",
-                js_number(limits.idle_timeout_ms.unwrap_or(0.0)),
-                js_number(rec.kill_grace_ms)
-            )),
-            true,
-        ),
-        Some(Stop::Killed(reason, sig)) => {
-            let who = match reason {
-                KillReason::Caller => "by the caller (killBackgroundCommand)",
-                KillReason::Abort => "by the caller's abortSignal",
-                KillReason::HostDisposed => "because the host was disposed (killAllBackgroundCommands)",
-            };
-            (
-                State::Killed,
-                code,
-                signal,
-                Some(format!(
-                    "The command was killed with {} {who}{ended_by}; its output up to then is banked in full",
-                    signals::name(*sig)
-                )),
-                true,
-            )
-        }
-        Some(Stop::OutputLimit(s)) => (
-            State::OutputLimit,
-            code,
-            signal,
-            Some(format!(
-                "{} reached the {}-byte cap (maxOutputBytes) and the command was stopped{ended_by}; its output up to the cap is banked in full. Raise maxOutputBytes to capture more.",
-                s.name(),
-                limits.max_output_bytes
-            )),
-            true,
-        ),
-        Some(Stop::Limit(k, l)) => (
-            State::Killed,
-            code,
-            signal,
-            Some(format!(
-                "The command was stopped because {}{ended_by}; its output up to then is banked in full. Raise the limit or make the command use less.",
-                crate::process::limits::describe(*k, l)
-            )),
-            true,
-        ),
-        Some(Stop::WriteFailed(s, e)) => (
-            State::Killed,
-            code,
-            signal,
-            Some(format!(
-                "Writing {} to its log file {} failed: {e}. The command was stopped; the {} bytes written before the failure are kept. Free space in (or point TMPDIR at) a writable directory.",
-                s.name(),
-                rec.log_path(*s).display(),
-                rec.log(*s).bytes()
-            )),
-            true,
-        ),
-        None => match o.exit {
-            Exit::Code(_) => (State::Exited, code, None, None, false),
-            Exit::Signal(sig) => (
-                State::Killed,
-                None,
-                Some(sig),
-                Some(format!(
-                    "The command was ended by {}, a signal this runner did not send; its output up to then is banked in full",
-                    signals::name(sig)
-                )),
-                false,
-            ),
-        },
-    }
-}
-
-async fn finish(
-    eng: &Engine,
-    rec: &Arc<Record>,
-    state: State,
-    code: Option<i32>,
-    signal: Option<i32>,
-    error: Option<String>,
-    killed: bool,
-) {
-    {
-        let mut live = rec.live.locked();
-        live.ended = Some(std::time::Instant::now());
-        live.killed = killed;
-    }
-    rec.close_link();
-    let refs = bank::bank(&eng.registry, rec).await;
-    {
-        let mut live = rec.live.locked();
-        live.exit_code = code;
-        live.signal = signal;
-        live.error = error;
-        live.refs = Some(refs);
-        live.state = state;
-    }
-    super::manifest::settled(rec);
-    // Queued for removal before the settled state is published, so whoever
-    // sees it settled also finds it in the queue.
-    eng.retention.on_settled(rec);
-    rec.settled.publish();
-    eng.host_waits.fill_host_waits(rec);
-    eng.registry.emit(
-        eng.registry.listener_of(rec.host),
-        crate::runtime::Event::Settled(rec.task_id()),
-    );
 }

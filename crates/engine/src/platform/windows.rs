@@ -6,8 +6,8 @@
 //! descriptor names here: [`OwnedFd`] is an `OwnedHandle`, [`BorrowedFd`] a
 //! `BorrowedHandle`, and [`AsFd::as_fd`] borrows any handle owner's handle.
 //!
-//! - [`pipe`]: a child's anonymous pipes as tokio readers and writers (tokio
-//!   drives them on its blocking pool: anonymous pipes cannot be overlapped).
+//! - [`pipe`]: a command's pipes as tokio readers and writers (overlapped
+//!   named pipes on the runtime's I/O completion port).
 //! - [`libc`]: the POSIX signal numbers the engine speaks (a status names the
 //!   signal the runner used) that the Windows C runtime does not define.
 //! - [`start_time`], [`file_id`]: a process's creation time and a file's
@@ -191,22 +191,32 @@ pub fn file_id(fd: impl AsFd) -> io::Result<super::FileId> {
     Ok((u64::from(i.dwVolumeSerialNumber), index, 0, len))
 }
 
-/// A child's anonymous pipes for the supervisor's select loop, with the
-/// constructors tokio's Unix pipes have.
+/// A command's pipes for the supervisor's select loop, with the
+/// constructors tokio's Unix pipes have: the runner's ends are overlapped
+/// named pipes (`nlc_windows::pipe`), driven by the runtime's I/O
+/// completion port like any tokio named pipe — no thread per pipe.
 pub mod pipe {
     use super::OwnedFd;
     use std::io;
+    use std::os::windows::io::{AsHandle, BorrowedHandle, IntoRawHandle};
     use std::pin::Pin;
     use std::task::{Context, Poll};
     use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+    use tokio::net::windows::named_pipe::NamedPipeServer;
 
-    /// The read end of a child's stdout or stderr.
-    pub struct Receiver(tokio::process::ChildStdout);
+    fn server(fd: OwnedFd) -> io::Result<NamedPipeServer> {
+        // SAFETY: the handle is the overlapped server end of a named pipe
+        // (`nlc_windows::pipe::pair`), owned until now and handed over whole.
+        unsafe { NamedPipeServer::from_raw_handle(fd.into_raw_handle()) }
+    }
+
+    /// The runner's end of a command's stdout or stderr.
+    pub struct Receiver(NamedPipeServer);
 
     impl Receiver {
-        /// Take the read end of an anonymous pipe (needs a tokio runtime).
+        /// Take the runner's (overlapped) end of a pipe; needs a tokio runtime.
         pub fn from_owned_fd(fd: OwnedFd) -> io::Result<Receiver> {
-            tokio::process::ChildStdout::from_std(std::process::ChildStdout::from(fd)).map(Receiver)
+            server(fd).map(Receiver)
         }
 
         /// As [`Receiver::from_owned_fd`] (nothing else to check on Windows).
@@ -225,13 +235,13 @@ pub mod pipe {
         }
     }
 
-    /// The write end of a child's stdin.
-    pub struct Sender(tokio::process::ChildStdin);
+    /// The runner's end of a command's stdin.
+    pub struct Sender(NamedPipeServer);
 
     impl Sender {
-        /// Take the write end of an anonymous pipe (needs a tokio runtime).
+        /// Take the runner's (overlapped) end of a pipe; needs a tokio runtime.
         pub fn from_owned_fd(fd: OwnedFd) -> io::Result<Sender> {
-            tokio::process::ChildStdin::from_std(std::process::ChildStdin::from(fd)).map(Sender)
+            server(fd).map(Sender)
         }
 
         /// As [`Sender::from_owned_fd`] (nothing else to check on Windows).
@@ -240,8 +250,8 @@ pub mod pipe {
         }
     }
 
-    impl std::os::windows::io::AsHandle for Sender {
-        fn as_handle(&self) -> std::os::windows::io::BorrowedHandle<'_> {
+    impl AsHandle for Sender {
+        fn as_handle(&self) -> BorrowedHandle<'_> {
             self.0.as_handle()
         }
     }

@@ -1,21 +1,28 @@
-//! UTF-8 → UTF-16 decoding exactly as Node decodes, and windows over log files.
+//! The UTF-8 → UTF-16 codec: log bytes decoded exactly as Node decodes them,
+//! and the exact arithmetic between byte offsets and UTF-16 unit offsets. No
+//! I/O happens here; reading files through the codec is [`super::window`].
 //!
 //! A command's output is stored as raw bytes in a log file. JS callers see it
 //! as the string `buffer.toString("utf8")` would give: every maximal ill-formed
 //! subpart becomes one U+FFFD (the same rule as [`String::from_utf8_lossy`]),
 //! and positions are UTF-16 code units, like `String.prototype.slice`.
 //!
-//! [`Utf16Index`] is fed the bytes as they are captured and keeps a sparse
-//! list of checkpoints (one per [`CHECKPOINT_BYTES`] of input), so that
-//! [`read_window`] only decodes from the nearest checkpoint instead of from the
-//! start of the file.
+//! How it works: `Utf8Decoder` cuts a byte stream into pieces — runs of
+//! whole, well-formed characters and single maximal ill-formed subparts —
+//! holding back at most 3 bytes of a character a later chunk may complete.
+//! In well-formed UTF-8 each byte's share of the UTF-16 length is fixed by
+//! the byte alone (1 for a byte that starts a character, 1 more for the lead
+//! of a 4-byte one), so a run is measured by a branch-free sum and a unit
+//! offset is mapped back to a byte offset by counting (`push_units` cuts a
+//! surrogate pair where `slice` would). [`Utf16Index`] runs the decoder over
+//! the bytes as they are captured and keeps a sparse list of
+//! `(byte, unit)` checkpoints at character boundaries (one per
+//! [`CHECKPOINT_BYTES`] of input), so a reader only decodes from the nearest
+//! checkpoint instead of from the start of the file.
 
 /// Approximate distance in input bytes between two checkpoints of a
 /// [`Utf16Index`].
 pub const CHECKPOINT_BYTES: u64 = 64 * 1024;
-
-/// Size of the positional reads done by [`read_window`].
-pub(super) const READ_CHUNK: u64 = 64 * 1024;
 
 /// The replacement character as one UTF-16 code unit.
 pub(super) const REPLACEMENT_UNIT: u16 = 0xFFFD;
@@ -30,7 +37,7 @@ pub(super) fn is_continuation(b: u8) -> bool {
 /// a character, 1 more for a lead byte of a 4-byte (astral) character, 0 for a
 /// continuation byte.
 #[inline(always)]
-pub(super) fn units_of_byte(b: u8) -> u8 {
+fn units_of_byte(b: u8) -> u8 {
     ((b as i8) >= -0x40) as u8 + (b >= 0xF0) as u8
 }
 
@@ -67,7 +74,7 @@ pub(super) enum Piece<'a> {
 /// sequence that may still be completed by the next chunk.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Utf8Decoder {
-    pub(super) pending: [u8; 4],
+    pending: [u8; 4],
     pub(super) pending_len: usize,
 }
 
@@ -148,20 +155,20 @@ impl Utf8Decoder {
 /// Counters and checkpoints of a [`Utf16Index`], kept apart from the decoder
 /// so the decoder's sink can borrow them while the decoder runs.
 #[derive(Debug, Clone)]
-pub(super) struct Tally {
-    pub(super) committed_bytes: u64,
-    pub(super) committed_units: u64,
+struct Tally {
+    committed_bytes: u64,
+    committed_units: u64,
     /// Byte offset at or after which the next checkpoint is recorded.
-    pub(super) next_checkpoint: u64,
-    pub(super) every: u64,
+    next_checkpoint: u64,
+    every: u64,
     /// The checkpoints after `(0, 0)`, which is implicit: a short log (most
     /// of them) then keeps no allocation at all.
-    pub(super) checkpoints: Vec<(u64, u64)>,
+    checkpoints: Vec<(u64, u64)>,
 }
 
 impl Tally {
     #[inline]
-    pub(super) fn piece(&mut self, piece: Piece<'_>) {
+    fn piece(&mut self, piece: Piece<'_>) {
         match piece {
             Piece::Text(text) => self.text(text),
             Piece::Invalid(bad) => {
@@ -175,7 +182,7 @@ impl Tally {
     }
 
     #[inline]
-    pub(super) fn text(&mut self, mut text: &[u8]) {
+    fn text(&mut self, mut text: &[u8]) {
         loop {
             // Always > 0: `next_checkpoint` is moved past `committed_bytes`
             // whenever a checkpoint is recorded.
@@ -198,7 +205,7 @@ impl Tally {
         }
     }
 
-    pub(super) fn checkpoint(&mut self) {
+    fn checkpoint(&mut self) {
         self.checkpoints
             .push((self.committed_bytes, self.committed_units));
         self.next_checkpoint = self.committed_bytes + self.every;
@@ -239,7 +246,7 @@ impl Utf16Index {
         Self::with_interval(bytes)
     }
 
-    pub(super) fn with_interval(every: u64) -> Self {
+    fn with_interval(every: u64) -> Self {
         let every = every.max(1);
         Self {
             decoder: Utf8Decoder::default(),
@@ -358,7 +365,7 @@ pub(super) fn surrogates(cp: u32) -> [u16; 2] {
 /// end), and whether it is the second unit of that character (the low half
 /// of a surrogate pair). Blocks of 64 bytes wholly before the unit are only
 /// counted, the one holding it is walked byte by byte.
-pub(super) fn unit_to_byte(valid: &[u8], units: u64) -> (usize, bool) {
+fn unit_to_byte(valid: &[u8], units: u64) -> (usize, bool) {
     let mut seen = 0u64;
     let mut at = 0usize;
     for block in valid.chunks_exact(64) {
@@ -410,8 +417,8 @@ pub(super) fn push_units(out: &mut Vec<u16>, valid: &[u8], skip: u64, take: u64)
 /// Append the UTF-16 encoding of `valid` (well-formed UTF-8) to `out`: runs
 /// of ASCII are widened 16 bytes at a time, other characters decoded one by
 /// one (no checks: the decoder has validated every byte).
-pub(super) fn push_utf16(out: &mut Vec<u16>, valid: &[u8]) {
-    pub(super) const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+fn push_utf16(out: &mut Vec<u16>, valid: &[u8]) {
+    const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
     let start = out.len();
     // Never more units than bytes.
     out.resize(start + valid.len(), 0);
@@ -496,128 +503,12 @@ pub fn head_text(bytes: &[u8], max_units: usize) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::window::*;
-    use proptest::prelude::*;
-    use std::fs::File;
-    use std::io;
-    use std::io::Write;
-
-    fn oracle(bytes: &[u8]) -> Vec<u16> {
-        String::from_utf8_lossy(bytes).encode_utf16().collect()
-    }
-
-    fn temp_with(bytes: &[u8]) -> File {
-        let mut f = tempfile::tempfile().expect("temp file");
-        f.write_all(bytes).expect("write temp file");
-        f
-    }
-
-    fn index_of(bytes: &[u8], every: u64, splits: &[usize]) -> Utf16Index {
-        let mut idx = Utf16Index::with_checkpoint_every(every);
-        let mut rest = bytes;
-        let mut i = 0;
-        while !rest.is_empty() {
-            let n = if splits.is_empty() {
-                rest.len()
-            } else {
-                splits[i % splits.len()].clamp(1, rest.len())
-            };
-            idx.push(&rest[..n]);
-            rest = &rest[n..];
-            i += 1;
-        }
-        idx
-    }
-
-    /// Length of the trailing incomplete-but-valid prefix of `bytes`.
-    fn held_back(bytes: &[u8]) -> usize {
-        match std::str::from_utf8(bytes) {
-            Ok(_) => 0,
-            Err(e) => {
-                let mut rest = &bytes[e.valid_up_to()..];
-                let mut err = e;
-                loop {
-                    match err.error_len() {
-                        None => return rest.len(),
-                        Some(n) => {
-                            rest = &rest[n..];
-                            match std::str::from_utf8(rest) {
-                                Ok(_) => return 0,
-                                Err(e2) => {
-                                    rest = &rest[e2.valid_up_to()..];
-                                    err = e2;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Check everything an index and a file built from `bytes` must satisfy.
-    fn check_all(bytes: &[u8], idx: &Utf16Index) {
-        let whole = oracle(bytes);
-        let held = held_back(bytes);
-        assert_eq!(idx.bytes_seen(), bytes.len() as u64);
-        assert_eq!(idx.committed_bytes(), (bytes.len() - held) as u64);
-        let committed = oracle(&bytes[..bytes.len() - held]);
-        assert_eq!(idx.committed_units(), committed.len() as u64);
-        assert_eq!(idx.final_units(), whole.len() as u64);
-
-        let file = temp_with(bytes);
-        let all = read_window(&file, idx, true, 0, u64::MAX, None).unwrap();
-        assert_eq!(all.content, whole);
-        assert_eq!(all.total_units, whole.len() as u64);
-        let part = read_window(&file, idx, false, 0, u64::MAX, None).unwrap();
-        assert_eq!(part.content, committed);
-        assert_eq!(part.total_units, committed.len() as u64);
-        assert_eq!(
-            read_all_lossy(&file, bytes.len() as u64).unwrap(),
-            String::from_utf8_lossy(bytes)
-        );
-    }
 
     #[test]
     fn utf16_units_matches_std() {
         let s = "a\u{e9}\u{20ac}\u{1F600}".repeat(50);
         assert_eq!(utf16_units(s.as_bytes()), s.encode_utf16().count() as u64);
         assert_eq!(utf16_units(b""), 0);
-    }
-
-    #[test]
-    fn known_cases() {
-        let cases: &[&[u8]] = &[
-            b"",
-            b"hello, world",
-            "caf\u{e9}".as_bytes(),
-            "\u{20ac}100".as_bytes(),
-            "\u{1F600} smile \u{1F600}".as_bytes(),
-            b"\xFF",
-            b"a\xFFb",
-            b"\x80",
-            b"\x80\x80\x80\x80\x80",
-            b"\xC0\xAF",
-            b"\xED\xA0\x80",
-            b"\xF0\x9F\x98A",
-            b"\xF4\x90\x80\x80",
-            b"\xE1\x80",
-            b"ok\xF0\x9F\x98",
-            b"ok\xE2",
-            b"\xC2\xF0\x9F\x98",
-            b"\xE2\x82\xF0\x9F",
-            b"line1\r\nline2\r\n",
-            b"\xEF\xBB\xBFbom",
-            b"nul\0in\0the\0middle\0",
-        ];
-        for &bytes in cases {
-            for every in [1, 2, 3, 7, CHECKPOINT_BYTES] {
-                let idx = index_of(bytes, every, &[]);
-                check_all(bytes, &idx);
-                let idx = index_of(bytes, every, &[1]);
-                check_all(bytes, &idx);
-            }
-        }
     }
 
     #[test]
@@ -638,49 +529,6 @@ mod tests {
         assert_eq!(idx.committed_bytes(), 6);
         assert_eq!(idx.committed_units(), 4);
         assert_eq!(idx.final_units(), 4);
-    }
-
-    #[test]
-    fn pages_of_a_long_mixed_log_match_slice_across_reads() {
-        // Longer than several 64 KiB reads, with characters of every width
-        // (and a few ill-formed bytes) falling across read boundaries.
-        let mut bytes = Vec::new();
-        let mut i = 0usize;
-        while bytes.len() < 300_000 {
-            bytes.extend_from_slice(&b"plain ascii padding text 0123456789"[..(i * 7) % 33]);
-            bytes.extend_from_slice(
-                [
-                    "\u{e9}",
-                    "\u{65e5}\u{672c}",
-                    "\u{1F600}",
-                    "\u{3b1}\u{1F680}\n",
-                ][i % 4]
-                    .as_bytes(),
-            );
-            if i.is_multiple_of(997) {
-                bytes.extend_from_slice(&[0xF0, 0x9F, b'x', 0xC3]);
-            }
-            i += 1;
-        }
-        let whole = oracle(&bytes);
-        let file = temp_with(&bytes);
-        let mut idx = Utf16Index::new();
-        idx.push(&bytes);
-        for page in [50_000u64, 65_537, 777] {
-            let (mut off, mut resume, mut joined) = (0u64, None, Vec::new());
-            loop {
-                let w = read_window(&file, &idx, true, off, page, resume).unwrap();
-                let fresh = read_window(&file, &idx, true, off, page, None).unwrap();
-                assert_eq!(w.content, fresh.content, "page {page} at {off}");
-                if w.content.is_empty() {
-                    break;
-                }
-                off += w.content.len() as u64;
-                joined.extend_from_slice(&w.content);
-                resume = w.end;
-            }
-            assert_eq!(joined, whole, "page {page}");
-        }
     }
 
     #[test]
@@ -719,121 +567,6 @@ mod tests {
     }
 
     #[test]
-    fn emoji_split_at_every_position() {
-        let text = "x\u{1F600}y\u{20ac}\u{e9}\u{1F680}z";
-        let bytes = text.as_bytes();
-        for a in 0..=bytes.len() {
-            for b in a..=bytes.len() {
-                let mut idx = Utf16Index::with_checkpoint_every(3);
-                idx.push(&bytes[..a]);
-                idx.push(&bytes[a..b]);
-                idx.push(&bytes[b..]);
-                check_all(bytes, &idx);
-                assert_eq!(idx.committed_bytes(), bytes.len() as u64);
-            }
-            let mut idx = Utf16Index::new();
-            idx.push(&bytes[..a]);
-            let prefix = &bytes[..a];
-            assert_eq!(idx.final_units(), oracle(prefix).len() as u64);
-        }
-    }
-
-    #[test]
-    fn window_cuts_surrogate_pairs_like_slice() {
-        let text = "a\u{1F600}b\u{1F600}\u{1F600}c";
-        let bytes = text.as_bytes();
-        let whole: Vec<u16> = text.encode_utf16().collect();
-        let file = temp_with(bytes);
-        for every in [1, 2, 5, 100] {
-            let idx = index_of(bytes, every, &[]);
-            for off in 0..=whole.len() + 2 {
-                for lim in 0..=whole.len() + 2 {
-                    let w = read_window(&file, &idx, true, off as u64, lim as u64, None).unwrap();
-                    let lo = off.min(whole.len());
-                    let hi = (off + lim).min(whole.len());
-                    assert_eq!(w.content, &whole[lo..hi], "off {off} lim {lim}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn checkpoints_are_sparse_and_clean() {
-        let text = "ab\u{1F600}\u{20ac}c\u{e9}".repeat(20_000);
-        let mut bytes = text.into_bytes();
-        bytes.extend_from_slice(b"\xFF\x80\xE2\x82");
-        let idx = index_of(&bytes, CHECKPOINT_BYTES, &[4093]);
-        let cps = idx.checkpoints();
-        assert!(cps.len() > 2);
-        for pair in cps.windows(2) {
-            let gap = pair[1].0 - pair[0].0;
-            assert!((CHECKPOINT_BYTES..=CHECKPOINT_BYTES + 3).contains(&gap));
-        }
-        for &(b, u) in &cps {
-            assert_eq!(oracle(&bytes[..b as usize]).len() as u64, u);
-        }
-        check_all(&bytes, &idx);
-        let mut idx = idx;
-        idx.shrink();
-        assert_eq!(idx.checkpoint_at_or_before(0), (0, 0));
-        assert_eq!(idx.checkpoint_at_or_before(u64::MAX), cps_last(&idx));
-    }
-
-    fn cps_last(idx: &Utf16Index) -> (u64, u64) {
-        *idx.checkpoints().last().unwrap()
-    }
-
-    #[test]
-    fn out_of_range_windows_are_empty() {
-        let bytes = b"abc";
-        let idx = index_of(bytes, 1, &[]);
-        let file = temp_with(bytes);
-        let w = read_window(&file, &idx, true, 3, 10, None).unwrap();
-        assert!(w.content.is_empty());
-        assert_eq!(w.total_units, 3);
-        let w = read_window(&file, &idx, true, u64::MAX, u64::MAX, None).unwrap();
-        assert!(w.content.is_empty());
-        let w = read_window(&file, &idx, true, 1, 0, None).unwrap();
-        assert!(w.content.is_empty());
-    }
-
-    #[test]
-    fn short_file_is_an_error() {
-        let idx = index_of(b"abcdef", 2, &[]);
-        let file = temp_with(b"abc");
-        let err = read_window(&file, &idx, true, 0, 10, None).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
-        let err = read_all_lossy(&file, 6).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
-    }
-
-    fn tail_of(bytes: &[u8], max: usize) -> String {
-        tail_text(&temp_with(bytes), bytes.len() as u64, max).unwrap()
-    }
-
-    #[test]
-    fn tail_text_edges() {
-        assert_eq!(tail_of(b"", 10), "");
-        assert_eq!(tail_of(b"abc", 0), "");
-        assert_eq!(tail_of(b"hello", 3), "llo");
-        assert_eq!(tail_of(b"hello", 30), "hello");
-        // The read starts inside the emoji: its tail bytes are skipped.
-        let s = "\u{1F600}ab";
-        assert_eq!(tail_of(s.as_bytes(), 2), "ab");
-        assert_eq!(tail_of(s.as_bytes(), 3), "ab");
-        assert_eq!(tail_of(s.as_bytes(), 4), s);
-        // Lone continuation bytes at the very start of the file are real.
-        assert_eq!(tail_of(b"\x80ab", 5), "\u{FFFD}ab");
-        // A trailing incomplete sequence shows as U+FFFD.
-        assert_eq!(tail_of(b"ab\xF0\x9F", 2), "b\u{FFFD}");
-        let file = temp_with(b"ab\xF0\x9F");
-        assert_eq!(tail_text(&file, 2, 5).unwrap(), "ab");
-        // Long runs of invalid bytes.
-        assert_eq!(tail_of(&[0x80; 20], 2), "\u{FFFD}\u{FFFD}");
-        assert_eq!(tail_of(b"\xF0\x90\x80\xF0\x90\x80", 1), "\u{FFFD}");
-    }
-
-    #[test]
     fn head_text_edges() {
         assert_eq!(head_text(b"", 5), (String::new(), false));
         assert_eq!(head_text(b"abc", 0), (String::new(), true));
@@ -855,115 +588,5 @@ mod tests {
             head_text(b"\xED\xA0\x80x", 3),
             ("\u{FFFD}\u{FFFD}\u{FFFD}".to_owned(), true)
         );
-    }
-
-    const ILL_FORMED: [&[u8]; 8] = [
-        b"\xF0\x9F\x98",
-        b"\xE2\x82",
-        b"\xC3",
-        b"\xED\xA0\x80",
-        b"\xC0\xAF",
-        b"\xF4\x90\x80\x80",
-        b"\x80\xBF",
-        b"\xFF\xFE",
-    ];
-
-    /// Byte soup: ASCII (with CR, LF, NUL), valid characters of every width,
-    /// random bytes, and hand-picked ill-formed sequences.
-    fn soup() -> impl Strategy<Value = Vec<u8>> {
-        let piece = prop_oneof![
-            4 => prop::sample::select(&b"ab\r\n\0 z"[..]).prop_map(|b| vec![b]),
-            4 => any::<char>().prop_map(|c| c.to_string().into_bytes()),
-            1 => prop::sample::select(&['\u{e9}', '\u{20ac}', '\u{1F600}', '\u{FEFF}'][..])
-                .prop_map(|c| c.to_string().into_bytes()),
-            2 => any::<u8>().prop_map(|b| vec![b]),
-            1 => prop::sample::select(&ILL_FORMED[..])
-            .prop_map(|b| b.to_vec()),
-        ];
-        prop::collection::vec(piece, 0..120).prop_map(|v| v.concat())
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        #[test]
-        fn index_and_windows_match_oracle(
-            bytes in soup(),
-            splits in prop::collection::vec(1usize..9, 0..6),
-            every in 1u64..24,
-            windows in prop::collection::vec((0u64..400, 0u64..60), 1..8),
-            page in 1u64..17,
-        ) {
-            let idx = index_of(&bytes, every, &splits);
-            check_all(&bytes, &idx);
-
-            let whole = oracle(&bytes);
-            let held = held_back(&bytes);
-            let committed = oracle(&bytes[..bytes.len() - held]);
-            let file = temp_with(&bytes);
-
-            for (b, u) in idx.checkpoints() {
-                let b = b as usize;
-                prop_assert_eq!(oracle(&bytes[..b]).len() as u64, u);
-                prop_assert_eq!(&oracle(&bytes[b..])[..], &whole[u as usize..]);
-            }
-
-            for &(off, lim) in &windows {
-                let w = read_window(&file, &idx, true, off, lim, None).unwrap();
-                let lo = (off as usize).min(whole.len());
-                let hi = ((off + lim) as usize).min(whole.len());
-                prop_assert_eq!(&w.content[..], &whole[lo..hi]);
-                prop_assert_eq!(w.total_units, whole.len() as u64);
-
-                let w = read_window(&file, &idx, false, off, lim, None).unwrap();
-                let lo = (off as usize).min(committed.len());
-                let hi = ((off + lim) as usize).min(committed.len());
-                prop_assert_eq!(&w.content[..], &committed[lo..hi]);
-                prop_assert_eq!(w.total_units, committed.len() as u64);
-            }
-
-            // Page by page, each page resuming where the one before ended:
-            // every resume point is a place decoding restarts from.
-            for finished in [true, false] {
-                let text = if finished { &whole } else { &committed };
-                let mut joined = Vec::new();
-                let mut off = 0;
-                let mut resume = None;
-                loop {
-                    let w = read_window(&file, &idx, finished, off, page, resume).unwrap();
-                    if w.content.is_empty() {
-                        break;
-                    }
-                    if let Some((b, u)) = w.end {
-                        prop_assert_eq!(u, off + w.content.len() as u64);
-                        prop_assert_eq!(oracle(&bytes[..b as usize]).len() as u64, u);
-                    }
-                    off += w.content.len() as u64;
-                    joined.extend(w.content);
-                    resume = w.end;
-                }
-                prop_assert_eq!(&joined, text);
-            }
-        }
-
-        #[test]
-        fn tail_and_head_match_oracle(bytes in soup(), max in 0usize..40) {
-            let text = String::from_utf8_lossy(&bytes);
-            let units: Vec<u16> = text.encode_utf16().collect();
-
-            let tail = tail_of(&bytes, max);
-            let tail_units: Vec<u16> = tail.encode_utf16().collect();
-            prop_assert!(tail_units.len() <= max);
-            prop_assert!(units.ends_with(&tail_units));
-            // Only a pair that did not fit may be left out.
-            prop_assert!(tail_units.len() + 1 >= max.min(units.len()));
-
-            let (head, more) = head_text(&bytes, max);
-            let head_units: Vec<u16> = head.encode_utf16().collect();
-            prop_assert!(head_units.len() <= max);
-            prop_assert!(units.starts_with(&head_units));
-            prop_assert!(head_units.len() + 1 >= max.min(units.len()));
-            prop_assert_eq!(more, head_units.len() < units.len());
-        }
     }
 }

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::sync::Mutex;
 
 use super::capture::StreamLog;
-use crate::text;
+use super::window::read_window;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 50_000;
@@ -112,7 +112,7 @@ pub fn read_page(log: &StreamLog, file: &File, w: Window, key: u64) -> std::io::
     } else {
         w.offset
     };
-    let win = text::read_window(
+    let win = read_window(
         file,
         &idx,
         finished,

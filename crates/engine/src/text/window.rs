@@ -1,11 +1,30 @@
-//! Reading windows of a log file: a page of UTF-16 units, the whole text,
-//! the tail — decoded by the codec in [`super::decode`].
+//! Reading log files as text: a window of UTF-16 units ([`read_window`]),
+//! the whole text ([`read_all_lossy`]) and the tail ([`tail_text`]), decoded
+//! by the codec in [`super::decode`].
+//!
+//! How it works: every read is positional (`read_exact_at`), so readers of
+//! the same open log never share a file cursor. A window reads no further
+//! than the bytes its index has seen, so a log still being written is read
+//! only up to what the capture has appended. It starts decoding at the index
+//! checkpoint nearest before its offset — or where the previous page of the
+//! same log ended, when that is nearer — and reads forward in `READ_CHUNK`
+//! pieces until it is full: well-formed text is decoded straight into the
+//! window, and the streaming decoder takes over only where a byte is
+//! ill-formed. The cost is bounded by the window plus one checkpoint
+//! interval, whatever the size of the file. A tail reads only the last bytes
+//! it can need and starts at the first character boundary among them.
 
 use crate::platform::FileExt;
 use std::fs::File;
 use std::io;
 
-use super::decode::*;
+use super::decode::{
+    astral, is_continuation, push_units, surrogates, utf16_units, Piece, Utf16Index, Utf8Decoder,
+    REPLACEMENT_UNIT,
+};
+
+/// Size of the positional reads done by [`read_window`].
+const READ_CHUNK: u64 = 64 * 1024;
 
 /// An excerpt of a log in UTF-16 code units: what a page window asks for,
 /// decoded.
@@ -312,3 +331,6 @@ pub fn tail_text(file: &File, len: u64, max_units: usize) -> io::Result<String> 
     }
     Ok(text[cut..].to_owned())
 }
+
+#[cfg(test)]
+mod tests;

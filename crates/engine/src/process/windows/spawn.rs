@@ -12,8 +12,13 @@
 //! handle, by pid, until [`reap`]. While the process handle is held the pid
 //! cannot be reused, as a zombie's cannot on Unix. [`peek_exit`] waits on
 //! that handle; `signals::signal_group` stops the job.
+//!
+//! No thread waits per command: its pipes are overlapped (read through the
+//! runtime's I/O completion port, see `platform::windows::pipe`) and its
+//! exit is announced by the system's wait thread pool ([`exit_notice`]).
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::io;
 use std::os::windows::io::{AsRawHandle, OwnedHandle};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -22,8 +27,12 @@ use std::sync::{Arc, LazyLock, Mutex};
 use nlc_windows::command::{self, Start, StartError};
 use nlc_windows::dir::HeldDir;
 use nlc_windows::job::Job;
-use windows_sys::Win32::Foundation::{WAIT_OBJECT_0, WAIT_TIMEOUT};
-use windows_sys::Win32::System::Threading::{GetExitCodeProcess, WaitForSingleObject, INFINITE};
+use tokio::sync::oneshot;
+use windows_sys::Win32::Foundation::{HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0, WAIT_TIMEOUT};
+use windows_sys::Win32::System::Threading::{
+    GetExitCodeProcess, RegisterWaitForSingleObject, UnregisterWaitEx, WaitForSingleObject,
+    INFINITE, WT_EXECUTEONLYONCE,
+};
 
 use super::launch::Request;
 pub use super::launch::{Input, Spawned, DEFAULT_PATH};
@@ -58,6 +67,71 @@ struct Tree {
     job: Job,
     process: OwnedHandle,
     ended_by: AtomicI32,
+    /// The registered wait of [`exit_notice`], until [`reap`].
+    wait: Mutex<Option<Registered>>,
+}
+
+/// A wait registered with the system's thread pool and the context its
+/// callback borrows (one count of the `Arc`, given back after unregistering).
+struct Registered {
+    wait: HANDLE,
+    context: *const Mutex<Option<oneshot::Sender<()>>>,
+}
+
+// SAFETY: the wait handle is a process-wide value; the context is an
+// `Arc` count of a `Mutex`, usable from any thread.
+unsafe impl Send for Registered {}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // SAFETY: registered by `exit_notice` and unregistered once, here;
+        // INVALID_HANDLE_VALUE waits for a callback that is running, so none
+        // runs after this returns and the context's count can be given back.
+        unsafe {
+            UnregisterWaitEx(self.wait, INVALID_HANDLE_VALUE);
+            drop(Arc::from_raw(self.context));
+        }
+    }
+}
+
+/// The wait pool's callback: the process ended; tell the supervisor.
+unsafe extern "system" fn exited(context: *mut c_void, _timed_out: bool) {
+    // SAFETY: `context` is the `Arc` count `Registered` keeps alive until
+    // the wait is unregistered, which waits for this callback to return.
+    let slot = unsafe { &*(context as *const Mutex<Option<oneshot::Sender<()>>>) };
+    if let Some(tx) = slot.locked().take() {
+        let _ = tx.send(());
+    }
+}
+
+/// Resolves once `pid` (a command started here, not yet reaped) has
+/// exited, with no thread blocked for it; `None` when the wait cannot be
+/// registered (the caller then waits on a thread).
+pub fn exit_notice(pid: i32) -> Option<oneshot::Receiver<()>> {
+    let t = tree(pid)?;
+    let (tx, rx) = oneshot::channel();
+    let context = Arc::into_raw(Arc::new(Mutex::new(Some(tx))));
+    let mut wait: HANDLE = std::ptr::null_mut();
+    // SAFETY: the process handle is open while `t` lives, and the wait is
+    // unregistered (in `Registered::drop`) before `reap` lets it go; the
+    // context stays alive until then.
+    let ok = unsafe {
+        RegisterWaitForSingleObject(
+            &mut wait,
+            t.process.as_raw_handle(),
+            Some(exited),
+            context.cast(),
+            INFINITE,
+            WT_EXECUTEONLYONCE,
+        )
+    };
+    if ok == 0 {
+        // SAFETY: not registered: the count made above is given back.
+        drop(unsafe { Arc::from_raw(context) });
+        return None;
+    }
+    *t.wait.locked() = Some(Registered { wait, context });
+    Some(rx)
 }
 
 static TREES: LazyLock<Mutex<HashMap<i32, Arc<Tree>>>> = LazyLock::new(Default::default);
@@ -107,34 +181,28 @@ pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
         ));
     }
     let dir = HeldDir::duplicate(req.dir)?;
-    let started = command::start(&Start {
+    let (started, pipes) = command::start_overlapped(&Start {
         argv: req.argv,
         dir: &dir,
         env: req.env,
         stdin_pipe: req.input == Input::Pipe,
     })
     .map_err(into_io)?;
-    let mut child = started.child;
-    let pid = child.id() as i32;
-    let stdout = child.stdout.take().map(OwnedFd::from);
-    let stderr = child.stderr.take().map(OwnedFd::from);
-    let stdin = child.stdin.take().map(OwnedFd::from);
-    let Some(stdout) = stdout else {
-        return Err(io::Error::other("the command's stdout pipe is missing"));
-    };
+    let pid = started.child.id() as i32;
     TREES.locked().insert(
         pid,
         Arc::new(Tree {
             job: started.job,
-            process: OwnedHandle::from(child),
+            process: OwnedHandle::from(started.child),
             ended_by: AtomicI32::new(0),
+            wait: Mutex::new(None),
         }),
     );
     Ok(Spawned {
         pid,
-        stdout,
-        stderr,
-        stdin,
+        stdout: pipes.stdout,
+        stderr: Some(pipes.stderr),
+        stdin: pipes.stdin,
         terminal: None,
     })
 }
@@ -177,10 +245,14 @@ pub fn peek_exit(pid: i32, block: bool) -> Option<Exit> {
     })
 }
 
-/// Let go of `pid`'s job and process handle. Closing the job's handle ends
-/// whatever still runs in it (kill-on-close).
+/// Let go of `pid`'s job, process handle and exit wait. Closing the job's
+/// handle ends whatever still runs in it (kill-on-close).
 pub fn reap(pid: i32) {
-    TREES.locked().remove(&pid);
+    let t = TREES.locked().remove(&pid);
+    if let Some(t) = t {
+        // Unregistered before the process handle it waits on can close.
+        drop(t.wait.locked().take());
+    }
 }
 
 /// Stop the command `pid` leads, as `sig` says: `SIGKILL` terminates its
