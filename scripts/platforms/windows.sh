@@ -50,7 +50,7 @@ cargo clippy -p neurolink-commands --target "$triple" -- -D warnings
 log "win32-x64: cargo test under wine (tests/windows.rs and unit tests)"
 cargo test -p neurolink-commands-windows --release --target "$triple" --lib --bins --test windows
 log "win32-x64: cargo clippy -p neurolink-commands-engine --target $triple"
-cargo clippy -p neurolink-commands-engine --target "$triple" --test windows_engine -- -D warnings
+cargo clippy -p neurolink-commands-engine --target "$triple" --test windows_engine --test windows_native_only -- -D warnings
 log "win32-x64: the engine under wine (tests/windows_engine.rs)"
 cargo test -p neurolink-commands-engine --release --target "$triple" --test windows_engine
 # The addon, built outside the repository root: a file named

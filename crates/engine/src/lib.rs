@@ -21,7 +21,7 @@
 //!     ├ process   spawn (after the transform hook), signals, watchdog: the OS only
 //!     ├ text      capture of pipes into logs, UTF-8 → UTF-16 decoding, paging
 //!     └ runtime, intern
-//! platform  what differs between Linux and macOS (below every layer)
+//! platform  what differs between Linux, macOS and Windows (below every layer)
 //! process_wide  what stays process-wide, each with why (below every layer)
 //! ```
 //!

@@ -478,6 +478,105 @@ mod start {
     }
 
     #[test]
+    fn check_refuses_what_start_refuses_and_starts_nothing() {
+        use neurolink_commands_windows::command::check;
+        let (dir, env) = tools("check");
+        let held = HeldDir::open(&dir).unwrap();
+        let argv = strings(&["mark", "ok", "%PATH%"]);
+        let s = Start {
+            argv: &argv,
+            dir: &held,
+            env: Some(&env),
+            stdin_pipe: false,
+        };
+        match check(&s) {
+            Err(StartError::Refused(r)) => assert_eq!((r.index, r.arg.as_str()), (2, "%PATH%")),
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.join("ran.txt").exists());
+        // The control: safe arguments pass, naming the program that would
+        // run (cmd.exe for a batch file), and still nothing ran.
+        let argv = strings(&["mark", "ok"]);
+        let program = check(&Start { argv: &argv, ..s }).unwrap();
+        assert!(
+            program
+                .to_string_lossy()
+                .to_lowercase()
+                .ends_with("\\cmd.exe"),
+            "{program:?}"
+        );
+        assert!(!dir.join("ran.txt").exists());
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Everything the overlapped handle `h` gives until its writer is gone.
+    fn read_overlapped(h: &std::os::windows::io::OwnedHandle) -> Vec<u8> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Foundation::{GetLastError, ERROR_BROKEN_PIPE, ERROR_IO_PENDING};
+        use windows_sys::Win32::Storage::FileSystem::ReadFile;
+        use windows_sys::Win32::System::IO::{GetOverlappedResult, OVERLAPPED};
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: a plain-data struct for which all zeroes is valid.
+            let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
+            let mut n = 0u32;
+            // SAFETY: the handle is open; `buf` and `ov` outlive the read,
+            // which is waited for below before either is touched.
+            let ok = unsafe {
+                ReadFile(
+                    h.as_raw_handle(),
+                    buf.as_mut_ptr(),
+                    buf.len() as u32,
+                    &mut n,
+                    &mut ov,
+                )
+            };
+            // SAFETY: no pointers.
+            let err = unsafe { GetLastError() };
+            if ok == 0 && err != ERROR_IO_PENDING {
+                assert_eq!(err, ERROR_BROKEN_PIPE, "read failed");
+                return out;
+            }
+            // SAFETY: as above; waits for the read to finish.
+            if unsafe { GetOverlappedResult(h.as_raw_handle(), &ov, &mut n, 1) } == 0 {
+                // SAFETY: no pointers.
+                assert_eq!(unsafe { GetLastError() }, ERROR_BROKEN_PIPE, "read failed");
+                return out;
+            }
+            out.extend_from_slice(&buf[..n as usize]);
+        }
+    }
+
+    #[test]
+    fn overlapped_pipes_carry_the_streams_to_the_runner() {
+        use neurolink_commands_windows::command::start_overlapped;
+        let dir = scratch("overlapped");
+        let held = HeldDir::open(&dir).unwrap();
+        let probe = windows_path(PROBE);
+        let argv = strings(&[&probe, "argv", "a b", "é"]);
+        let (s, pipes) = start_overlapped(&Start {
+            argv: &argv,
+            dir: &held,
+            env: None,
+            stdin_pipe: false,
+        })
+        .unwrap();
+        assert!(s.child.stdout.is_none() && s.child.stderr.is_none());
+        assert!(pipes.stdin.is_none());
+        // End of file once the child exits: the runner holds no copy of the
+        // child's ends.
+        let out = read_overlapped(&pipes.stdout);
+        assert_eq!(decode(&String::from_utf8(out).unwrap()), ["a b", "é"]);
+        assert_eq!(read_overlapped(&pipes.stderr), b"");
+        let mut child = s.child;
+        assert!(child.wait().unwrap().success());
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_batch_file_named_through_its_data_stream_is_refused() {
         let (dir, env) = tools("start-ads");
         match run(&[".\\mark.cmd::$DATA", "x"], &dir, Some(&env)) {

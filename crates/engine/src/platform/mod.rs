@@ -12,8 +12,9 @@
 //!
 //! Windows has neither descriptors nor signals: [`windows`] holds its
 //! handles under the names shared code uses for descriptors (`OwnedFd`,
-//! `BorrowedFd`, `AsFd`), its pipes, the POSIX signal numbers the engine
-//! speaks (`libc`), and each command's Job Object by pid (SPEC §14).
+//! `BorrowedFd`, `AsFd`), its pipes, and the POSIX signal numbers the
+//! engine speaks (`libc`); a command's Job Object is the Windows spawn's
+//! (`process::spawn`, SPEC §14).
 
 #[cfg(unix)]
 use std::io;
@@ -44,6 +45,7 @@ pub use windows::{MetadataExt, OsStrExt, PermissionsExt};
 
 /// A file's identity on disk and its length: (device, inode, birth time in
 /// ns — 0 where the filesystem keeps none, length in bytes).
+#[cfg(unix)]
 pub type FileId = (u64, u64, u64, u64);
 
 /// The real path of an open directory, as the kernel reports it for the descriptor.

@@ -179,7 +179,7 @@ pub fn start_time(pid: i32) -> Option<u64> {
 /// SPEC §14 identifies a log by volume and file id. The creation time is
 /// left out: wine reports the Linux change time there, which moves with
 /// every write.
-pub fn file_id(fd: impl AsFd) -> io::Result<super::FileId> {
+pub fn file_id(fd: impl AsFd) -> io::Result<(u64, u64, u64, u64)> {
     // SAFETY: a plain-data struct for which all zeroes is a valid value.
     let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { zeroed() };
     // SAFETY: the handle is open for the borrow; `i` outlives the call.

@@ -50,6 +50,9 @@ pub mod tmp_dir;
 #[path = "windows/tmp_dir.rs"]
 pub mod tmp_dir;
 pub mod transform;
+#[cfg(windows)]
+#[path = "windows/trees.rs"]
+pub mod trees;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_op_in_unsafe_fn)]
 pub mod vfork;

@@ -137,7 +137,7 @@ pub fn signal_group(pgid: i32, sig: i32) {
 /// [`NAMES`]); a command that is already gone is not an error.
 #[cfg(windows)]
 pub fn signal_group(pgid: i32, sig: i32) {
-    super::spawn::stop(pgid, sig);
+    super::trees::stop(pgid, sig);
 }
 
 /// Whether an uncaught `sig` ends a process (not SIGCHLD, SIGCONT, SIGURG,
