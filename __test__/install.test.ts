@@ -41,6 +41,7 @@ const SUPPORTED: Record<string, { triple: string; os: string; cpu: string; libc?
   'linux-arm64-musl': { triple: 'aarch64-unknown-linux-musl', os: 'linux', cpu: 'arm64', libc: 'musl' },
   'darwin-x64': { triple: 'x86_64-apple-darwin', os: 'darwin', cpu: 'x64' },
   'darwin-arm64': { triple: 'aarch64-apple-darwin', os: 'darwin', cpu: 'arm64' },
+  'win32-x64-msvc': { triple: 'x86_64-pc-windows-msvc', os: 'win32', cpu: 'x64' },
 }
 const HERE = runningPlatform()
 const PLATFORM = `neurolink-commands-${HERE}`

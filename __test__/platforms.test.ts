@@ -1,8 +1,10 @@
 // The load-time error on a platform without a prebuilt package: a child Node
 // whose process.platform / process.arch a preloaded script overrides loads the
 // package and must get an Error with code NLC_UNSUPPORTED_PLATFORM naming
-// every supported platform. The control (the real platform, through the same
-// preload) loads and runs a command.
+// every supported platform. A shipped platform whose package is absent (Windows
+// x64 faked here: no win32 package is installed on this machine) gets
+// NLC_NATIVE_MISSING naming that package instead. The control (the real
+// platform, through the same preload) loads and runs a command.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
@@ -14,7 +16,7 @@ import { tempRoot } from './helpers.ts'
 
 const run = promisify(execFile)
 const repo = resolve(__dirname, '..')
-const SUPPORTED = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl', 'darwin-x64', 'darwin-arm64']
+const SUPPORTED = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl', 'darwin-x64', 'darwin-arm64', 'win32-x64-msvc']
 
 const dir = tempRoot('nlc-platforms-')
 const preload = join(dir, 'fake-platform.cjs')
@@ -46,7 +48,7 @@ async function loadAs(platform?: string, arch?: string): Promise<Record<string, 
 }
 
 for (const [platform, arch] of [
-  ['win32', 'x64'],
+  ['win32', 'arm64'],
   ['freebsd', 'x64'],
   ['linux', 'riscv64'],
   ['darwin', 'ia32'],
@@ -61,6 +63,15 @@ for (const [platform, arch] of [
     assert.ok(r.cause, 'the loader’s own error is kept as the cause')
   })
 }
+
+test('on win32-x64 without its package loading fails with NLC_NATIVE_MISSING naming neurolink-commands-win32-x64-msvc', async () => {
+  const r = await loadAs('win32', 'x64')
+  assert.equal(r.platform, 'win32', 'the preload faked the platform')
+  assert.equal(r.code, 'NLC_NATIVE_MISSING', JSON.stringify(r))
+  assert.match(r.message!, /^No native binary of neurolink-commands loads on this platform \(win32-x64-msvc\): it comes from the package neurolink-commands-win32-x64-msvc, /)
+  assert.match(r.message!, /npm install neurolink-commands-win32-x64-msvc@/)
+  assert.ok(r.cause, 'the loader’s own error is kept as the cause')
+})
 
 test('control: through the same preload, the real platform loads and runs a command', async () => {
   const r = await loadAs()

@@ -62,7 +62,7 @@ function loadNative(load) {
     if (!shipped.includes(platform)) {
       const e = new Error(
         `${PACKAGE} has no native build for ${process.platform}-${process.arch}. ` +
-          `Prebuilt packages exist for ${shipped.length > 0 ? shipped.join(', ') : 'no platform'} (Windows is planned). ` +
+          `Prebuilt packages exist for ${shipped.length > 0 ? shipped.join(', ') : 'no platform'}. ` +
           'Run the host on one of those (e.g. in a Linux container), or build from source (cargo and pnpm run build in a clone of the repository).',
       )
       e.code = 'NLC_UNSUPPORTED_PLATFORM'

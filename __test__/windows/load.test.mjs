@@ -1,38 +1,35 @@
 // Run by the official Windows node.exe (under wine here: scripts/platforms/
-// windows.sh; not part of the Linux suites). Until the addon is built for
-// Windows, loading the package there must fail with the coded error that
-// names the supported platforms — and the generated loader must have looked
-// for the binary under the name the msvc package will give it.
-import { test } from 'node:test'
+// windows.sh; natively in the workflow's Windows job; not part of the Linux
+// suites). The package loads on Windows x64 through the generated loader and
+// runs a command; the loader names the platform win32-x64-msvc, the package
+// the workflow builds with MSVC.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import { test } from 'node:test'
 
-const require = createRequire(import.meta.url)
+import { NODE, hostWith, run, tempRoot } from './helpers.mjs'
 
-/** Every message in an error's chain of causes. */
-function messages(e) {
-  const out = []
-  for (let c = e; c; c = c.cause) out.push(String(c.message ?? c))
-  return out
-}
-
-test('on Windows x64 loading fails with NLC_UNSUPPORTED_PLATFORM naming the supported platforms', () => {
+test('on Windows x64 the package loads and runs a command (node.exe, its output banked)', async (t) => {
   assert.equal(`${process.platform}-${process.arch}`, 'win32-x64', 'this file runs on the Windows node.exe')
-  let err
-  try {
-    require('../../index.js')
-  } catch (e) {
-    err = e
-  }
-  assert.ok(err, 'no Windows binary ships yet: loading must fail')
-  assert.equal(err.code, 'NLC_UNSUPPORTED_PLATFORM', err.message)
-  assert.equal(err.platform, 'win32-x64-msvc')
-  assert.match(err.message, /^neurolink-commands has no native build for win32-x64\. /)
-  for (const p of ['linux-x64-gnu', 'linux-arm64-musl', 'darwin-arm64']) {
-    assert.ok(err.message.includes(p), `the message names ${p}: ${err.message}`)
-  }
-  // The generated loader tried the msvc binary's file and package names.
-  const chain = messages(err.cause).join('\n')
-  assert.match(chain, /neurolink-commands\.win32-x64-msvc\.node/)
-  assert.match(chain, /neurolink-commands-win32-x64-msvc/)
+  const root = tempRoot(t)
+  const host = hostWith(root)
+  const [st, out] = await run(host, [NODE, '-e', 'process.stdout.write("loaded on " + process.platform)'])
+  assert.equal(st.state, 'exited', JSON.stringify(st))
+  assert.equal(st.exitCode, 0)
+  assert.equal(out, 'loaded on win32')
+  assert.equal(st.containment, 'tree', 'every Windows command runs in its own Job Object')
+})
+
+test('a Windows exit code comes back whole (not cut to 8 bits as on Unix)', async (t) => {
+  const host = hostWith(tempRoot(t))
+  const [st] = await run(host, [NODE, '-e', 'process.exit(300)'])
+  assert.equal(st.state, 'exited', JSON.stringify(st))
+  assert.equal(st.exitCode, 300)
+})
+
+test('the loader names this platform win32-x64-msvc, one this version ships', () => {
+  // lib/load.js decides what a failed load says; here it must see a shipped platform.
+  const { currentPlatform, shippedPlatforms } = createRequire(import.meta.url)('../../lib/load.js')
+  assert.equal(currentPlatform(), 'win32-x64-msvc')
+  assert.ok(shippedPlatforms().includes('win32-x64-msvc'), shippedPlatforms().join(', '))
 })

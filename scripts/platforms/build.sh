@@ -2,7 +2,7 @@
 # Build the addon for one platform (napi-rs name, e.g. linux-arm64-musl) into
 # the repository root as neurolink-commands.<platform>.node, the name the
 # generated loader and the npm/<platform> package expect.
-#   the host's own platform   plain cargo (CI's native macOS and Linux runners)
+#   the host's own platform   plain cargo (CI's native macOS, Linux and Windows runners)
 #   linux-arm64-gnu           Debian's aarch64 cross gcc as the linker
 #   *-musl, darwin-*          zig as the linker (napi build -x runs cargo-zigbuild)
 # The JS loader and declarations are not regenerated here: `pnpm run build`
@@ -20,6 +20,8 @@ case "$(uname -s)-$(uname -m)" in
   Linux-aarch64) [ "$plat" = linux-arm64-gnu ] && native=yes ;;
   Darwin-x86_64) [ "$plat" = darwin-x64 ] && native=yes ;;
   Darwin-arm64) [ "$plat" = darwin-arm64 ] && native=yes ;;
+  # Git Bash on the workflow's Windows runner: cargo's host target is MSVC.
+  MINGW*-x86_64 | MSYS*-x86_64) [ "$plat" = win32-x64-msvc ] && native=yes ;;
 esac
 # On Alpine the host triple is musl's: plain cargo, linked dynamically against musl.
 [ -f /etc/alpine-release ] && [ "$plat" = "linux-$( [ "$(uname -m)" = aarch64 ] && echo arm64 || echo x64)-musl" ] && native=yes

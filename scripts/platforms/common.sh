@@ -18,9 +18,10 @@ QEMU_AARCH64="$CACHE/qemu/usr/bin/qemu-aarch64"
 # The Linux targets this machine builds and tests, by napi-rs platform name.
 LINUX_EXTRA=(linux-arm64-gnu linux-x64-musl linux-arm64-musl)
 DARWIN=(darwin-x64 darwin-arm64)
-# Windows x64: the gnu (mingw-w64) build of the Windows crate, tested under
-# wine with the official node.exe (the addon has no Windows build yet:
-# docs/guide/windows.md).
+# Windows x64: here the gnu (mingw-w64) build of the Windows crate and of the
+# addon, tested under wine with the official node.exe (windows.sh); the
+# shipped package, win32-x64-msvc, is built and tested on the workflow's
+# Windows runner.
 WINDOWS=(win32-x64)
 
 triple_of() {
@@ -32,6 +33,7 @@ triple_of() {
     darwin-x64) echo x86_64-apple-darwin ;;
     darwin-arm64) echo aarch64-apple-darwin ;;
     win32-x64) echo x86_64-pc-windows-gnu ;;
+    win32-x64-msvc) echo x86_64-pc-windows-msvc ;;
     *) echo "unknown platform $1" >&2; return 1 ;;
   esac
 }

@@ -4,8 +4,8 @@
 # cargo tests and the node suite against it (build.sh, test.sh); then
 # lint the macOS port for both darwin targets and link both with zig
 # (no Darwin kernel here: their suite runs in CI, .github/workflows/ci.yml);
-# then build the Windows crate for x86_64-pc-windows-gnu and run its tests
-# under wine (windows.sh).
+# then build the Windows crate and the addon for x86_64-pc-windows-gnu and
+# run their tests under wine (windows.sh).
 #   run.sh [platform...]   default: linux-arm64-gnu linux-x64-musl linux-arm64-musl darwin-x64 darwin-arm64 win32-x64
 # The host's own linux-x64-gnu is the main suite's (`pnpm run test:background-commands`).
 set -euo pipefail

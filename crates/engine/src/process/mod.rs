@@ -38,7 +38,8 @@ pub mod spawn;
 #[cfg(windows)]
 #[path = "windows/spawn.rs"]
 pub mod spawn;
-#[cfg(unix)]
+// The switch itself is every platform's (the napi layer's objects follow
+// it); its standard spawn is Linux's only.
 pub mod std_spawn;
 #[cfg(unix)]
 pub mod tmp_dir;
