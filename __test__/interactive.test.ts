@@ -217,7 +217,11 @@ test('a terminal: isatty for all three streams, the requested size, TERM, its ow
   await nc.awaitBackgroundCommand(h, inherited.taskId)
   assert.equal(await stdoutText(h, inherited.taskId), `${process.env.TERM ?? 'xterm-256color'}\r\n`)
   // A plain command has no terminal.
-  const p = await nc.startBackgroundCommand(h, [PY, '-c', 'import os; print([os.isatty(i) for i in range(3)])'], { cwd: '.', stdin: 'pipe' })
+  // It reads its input to the end, so the write below always finds it running.
+  const p = await nc.startBackgroundCommand(h, [PY, '-c', 'import os, sys; print([os.isatty(i) for i in range(3)]); sys.stdin.read()'], {
+    cwd: '.',
+    stdin: 'pipe',
+  })
   await nc.writeBackgroundCommandInput(h, p.taskId, '', { end: true })
   await nc.awaitBackgroundCommand(h, p.taskId)
   assert.equal(await stdoutText(h, p.taskId), '[False, False, False]\n')
