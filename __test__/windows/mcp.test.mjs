@@ -69,9 +69,12 @@ function refused(r, code) {
   return r.structuredContent.error
 }
 
-// One server for the tests that leave it running (a server's start costs
-// seconds under wine), allowing node.exe and a batch program, its root given
-// as --root=<drive letter path>.
+// One server for all but the confined test (a server's start costs seconds
+// under wine), allowing node.exe and a batch program, its root given as
+// --root=<drive letter path>; the last of them closes it. A short grace:
+// under wine SIGTERM's console break fails, so a stop waits out the grace
+// before ending the job, and the client kills a server still running 2 s
+// after closing its input (natively node.exe heeds the break).
 let shared
 let closeShared
 let root
@@ -81,7 +84,7 @@ before(async () => {
   const echo = script(root, 'echo-argv.js', 'process.stdout.write(JSON.stringify(process.argv.slice(2)))\n')
   cmd = script(root, 'echo-args.cmd', `@echo off\r\n"${NODE}" "${echo}" %*\r\n`)
   assert.match(root, /^[A-Za-z]:\\/)
-  shared = await connect((close) => (closeShared = close), [`--root=${root}`, '--allow', NODE, '--allow', cmd])
+  shared = await connect((close) => (closeShared = close), [`--root=${root}`, '--allow', NODE, '--allow', cmd, '--kill-grace-ms', '300'])
 })
 after(async () => {
   await closeShared?.()
@@ -173,20 +176,15 @@ test('a .cmd argument cmd.exe would read as syntax is refused in tool terms (NLC
 })
 
 test('when the client closes, the server stops its commands (tree included) and exits', async (t) => {
-  const dir = tempRoot(t)
-  const tree = treeScript(dir)
-  // A short grace: under wine SIGTERM's console break fails, so the stop
-  // waits out the grace before ending the job, and the client kills a server
-  // still running 2 s after closing its input (natively node.exe heeds the break).
-  const s = await connect(t.after.bind(t), ['--root', dir, '--allow', NODE, '--kill-grace-ms', '300'])
-  const pidFile = join(dir, 'pids.json')
-  ok(await call(s, 'run_command_bg', { argv: [NODE, tree, pidFile] }))
+  const tree = treeScript(root)
+  const pidFile = join(root, 'close-pids.json')
+  ok(await call(shared, 'run_command_bg', { argv: [NODE, tree, pidFile] }))
   const pids = await jsonFile(pidFile)
   t.after(() => [pids.grandchild, pids.child].forEach(end))
   assert.ok(alive(pids.child) && alive(pids.grandchild), 'both run before the close')
-  await s.client.close()
-  await allGone([s.pid, pids.child, pids.grandchild])
-  assert.match(s.stderr(), /stopping \(stdin closed\); commands stopped: 1\r?\n/)
+  await shared.client.close()
+  await allGone([shared.pid, pids.child, pids.grandchild])
+  assert.match(shared.stderr(), /stopping \(stdin closed\); commands stopped: 1\r?\n/)
 })
 
 test('control: a detached grandchild outlives its parent when no job holds it', async (t) => {
