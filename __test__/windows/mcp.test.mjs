@@ -4,7 +4,7 @@
 // a run paged back exactly, a tree killed, the refusals a Windows host makes
 // in tool terms, and nothing left running once the client closes.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -185,6 +185,13 @@ test('when the client closes, the server stops its commands (tree included) and 
   await shared.client.close()
   await allGone([shared.pid, pids.child, pids.grandchild])
   assert.match(shared.stderr(), /stopping \(stdin closed\); commands stopped: 1\r?\n/)
+})
+
+test('without an allowed executable the server exits with code 2, its example a Windows path', () => {
+  const r = spawnSync(NODE, [...SERVER_FLAGS, BIN, '--root', root], { encoding: 'utf8', input: '', timeout: 60_000 })
+  assert.equal(r.status, 2, r.stderr)
+  assert.match(r.stderr, /missing --allow <exe>: .* e\.g\. --allow "C:\\Program Files\\nodejs\\node\.exe"/)
+  assert.equal(r.stdout, '')
 })
 
 test('control: a detached grandchild outlives its parent when no job holds it', async (t) => {
