@@ -100,12 +100,7 @@ export function createRuntime({ policy, git }) {
     } catch (e) {
       throw new UsageError(`confinement was asked for, but confinementSupport() failed: ${messageOf(e)}`)
     }
-    // Windows offers no confinement (SPEC §14): the library itself refuses
-    // every start under a confined policy (NLC_CONFINEMENT_UNAVAILABLE,
-    // naming Windows), so the server starts and that refusal reaches the
-    // model as a tool error it can relay — nothing runs unconfined either way.
-    const refusedPerCommand = process.platform === 'win32'
-    if ((!support || support.filesystem !== true) && !refusedPerCommand) {
+    if (!support || support.filesystem !== true) {
       throw new UsageError(
         `confinement was asked for, but this kernel cannot enforce it (confinementSupport() = ${JSON.stringify(support)}); ` +
           'the server will not run commands unconfined instead. Leave out --confine to run without it.',
