@@ -206,7 +206,8 @@ export function parseCommandLine(argv) {
     throw new UsageError('missing --root <dir>: the directory commands run in (or cwdRoot in the --config file)')
   }
   if (policy.allowedExecutables === undefined || policy.allowedExecutables.length === 0) {
-    throw new UsageError('missing --allow <exe>: at least one executable the model may run, e.g. --allow /usr/bin/make (or allowedExecutables in the --config file)')
+    const example = process.platform === 'win32' ? '"C:\\Program Files\\nodejs\\node.exe"' : '/usr/bin/make'
+    throw new UsageError(`missing --allow <exe>: at least one executable the model may run, e.g. --allow ${example} (or allowedExecutables in the --config file)`)
   }
   existingDirectory(policy.cwdRoot, '--root')
   if (policy.killGraceMs === undefined) policy.killGraceMs = DEFAULT_KILL_GRACE_MS

@@ -64,6 +64,11 @@ addon="$out_dir/neurolink-commands.win32-x64-gnu.node"
 test -f "$addon"
 NAPI_RS_NATIVE_LIBRARY_PATH="Z:$(echo "$addon" | tr / '\\')"
 export NAPI_RS_NATIVE_LIBRARY_PATH
+# Under wine Node's JS realpath sees no symlinks, so a package pnpm linked in
+# does not find its dependencies; the MCP suite starts its server with this
+# hook, which resolves packages through the native realpath.
+NLC_WINE_IMPORT="Z:$(echo "$REPO/scripts/platforms/windows/realpath-hook.mjs" | tr / '\\')"
+export NLC_WINE_IMPORT
 # The Windows suite on the official node.exe. node.exe cannot write to a
 # Unix pipe under wine: its output goes to a file, printed afterwards.
 log "win32-x64: node.exe --test __test__/windows/ under wine"
