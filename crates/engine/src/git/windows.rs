@@ -147,28 +147,3 @@ pub fn slashed(relative: &Path) -> Option<String> {
     }
     Some(parts.join("/"))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn path_entries_keep_only_absolute_directories() {
-        assert_eq!(
-            absolute_entries(r"C:\Git\cmd;;.;bin;\rooted;D:rel;C:\Windows"),
-            r"C:\Git\cmd;C:\Windows"
-        );
-    }
-
-    #[test]
-    fn verbatim_prefixes_are_dropped() {
-        assert_eq!(
-            plain(PathBuf::from(r"\\?\C:\a\b")),
-            PathBuf::from(r"C:\a\b")
-        );
-        assert_eq!(
-            plain(PathBuf::from(r"\\?\UNC\srv\share\x")),
-            PathBuf::from(r"\\srv\share\x")
-        );
-    }
-}
