@@ -27,8 +27,8 @@ const ENV_KEYS = ['GIT_OPTIONAL_LOCKS', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT', 'HOM
 const ADDED = /^(COMSPEC|PROMPT|SYSTEMDRIVE|WINE.*)$/
 
 /** A stand-in git in its own directory: returns { dir, cmd, records() }. */
-function standIn(t) {
-  const dir = tempRoot(t, 'nlc-fakegit-')
+function standIn(t, prefix = 'nlc-fakegit-') {
+  const dir = tempRoot(t, prefix)
   const log = join(dir, 'calls.jsonl')
   script(
     dir,
@@ -56,7 +56,7 @@ if (sub === 'config' && args.includes('--show-scope')) {
 }
 `,
   )
-  // No space in either path here (tempRoot under %TEMP%); cmd.exe passes %* as given.
+  // cmd.exe passes %* as the engine quoted it.
   const cmd = script(dir, 'git.cmd', `@"${NODE}" "${join(dir, 'fake-git.mjs')}" %*\r\n`)
   const records = () =>
     readFileSync(log, 'utf8')
@@ -222,4 +222,18 @@ test('the tools refuse flags and paths outside the repository (drive-relative, a
   }
   const deleted = await tools.git_log.execute({ path: 'src\\deleted\\x.txt' })
   assert.deepEqual(deleted.command.slice(-2), ['--', 'src/deleted/x.txt'])
+})
+
+test('a gitExecutable in a directory with a space (as C:\\Program Files\\Git is) runs, and is core.hooksPath', async (t) => {
+  const repo = tempRoot(t, 'nlc-repo-')
+  const git = standIn(t, 'nlc fake git-')
+  assert.match(git.cmd, / /)
+  const host = {}
+  assert.equal(nc.configureGitTools(host, { repoRoot: repo, gitExecutable: git.cmd }).gitExecutable, git.cmd)
+  const r = await nc.runGitCommand(host, ['log', '--oneline'])
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.equal(r.preview, 'canned log\n')
+  const last = git.records().at(-1)
+  assert.ok(last.args.includes(`core.hooksPath=${git.cmd}`), JSON.stringify(last.args))
+  assert.deepEqual(last.args.slice(-2), ['log', '--oneline'])
 })
