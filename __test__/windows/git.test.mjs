@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
-import { NODE, nc, script, tempRoot } from './helpers.mjs'
+import { NODE, nc, rejection, script, tempRoot } from './helpers.mjs'
 
 /** The code of a tool's refusal of a value. */
 const REFUSAL_CODE = 'NLC_INVALID_ARGUMENT'
@@ -33,7 +33,7 @@ function standIn(t, prefix = 'nlc-fakegit-') {
   script(
     dir,
     'fake-git.mjs',
-    `import { appendFileSync } from 'node:fs'
+    `import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 const args = process.argv.slice(2)
 appendFileSync(${JSON.stringify(log)}, JSON.stringify({ args, cwd: process.cwd(), env: process.env }) + '\\n')
 // The subcommand: the first argument after --no-pager, the -c pairs and --work-tree=.
@@ -45,7 +45,11 @@ while (args[i] === '-c') {
 }
 const sub = args[i]
 if (sub === 'config' && args.includes('--show-scope')) {
-  // the include check's listing: no includes
+  // the include check's listing: the repository include a test planted, if any
+  if (existsSync(${JSON.stringify(join(dir, 'include.txt'))})) {
+    const value = readFileSync(${JSON.stringify(join(dir, 'include.txt'))}, 'utf8')
+    process.stdout.write('local\\0file:.git/config\\0include.path\\n' + value + '\\0')
+  }
 } else if (sub === 'config') {
   process.stdout.write('core.bare\\nfalse\\0filter.lfs.clean\\ngit-lfs clean -- %f\\0')
 } else if (sub === 'rev-parse') {
@@ -236,4 +240,24 @@ test('a gitExecutable in a directory with a space (as C:\\Program Files\\Git is)
   const last = git.records().at(-1)
   assert.ok(last.args.includes(`core.hooksPath=${git.cmd}`), JSON.stringify(last.args))
   assert.deepEqual(last.args.slice(-2), ['log', '--oneline'])
+})
+
+test('a repository include of a file outside the repository is refused; one inside runs (Windows real paths)', async (t) => {
+  const repo = tempRoot(t, 'nlc-repo-')
+  const git = standIn(t)
+  const host = {}
+  nc.configureGitTools(host, { repoRoot: repo, gitExecutable: git.cmd })
+  const outside = join(process.env.SystemRoot, 'win.ini')
+  for (const value of [outside, outside.replace(/\\/g, '/'), '..\\..\\escape.cfg', '../../escape.cfg']) {
+    writeFileSync(join(git.dir, 'include.txt'), value)
+    const e = await rejection(nc.runGitCommand(host, ['status']))
+    assert.equal(e.code, 'NLC_GIT_FAILED', `${value}: ${e.message}`)
+    assert.match(e.message, /includes .* \(include\.path\), a file outside the repository/, value)
+  }
+  // Controls: an include in the git directory and one in the work tree run.
+  for (const value of ['extra.cfg', join(repo, 'shared.cfg'), repo.replace(/\\/g, '/') + '/shared.cfg']) {
+    writeFileSync(join(git.dir, 'include.txt'), value)
+    const r = await nc.runGitCommand(host, ['status'])
+    assert.equal(r.ok, true, `${value}: ${JSON.stringify(r)}`)
+  }
 })
