@@ -131,7 +131,7 @@ test('git is found through PATH and PATHEXT (absolute entries only); a relative 
   for (const rel of ['.\\git', 'bin\\git', 'bin/git', '\\git', 'C:git']) {
     assert.throws(
       () => nc.configureGitTools({}, { repoRoot: repo, gitExecutable: rel }),
-      (e) => e.code === 'NLC_INVALID_ARGUMENT' && /is a relative path/.test(e.message) || assert.fail(`${rel}: ${e.code} ${e.message}`),
+      (e) => (e.code === 'NLC_INVALID_ARGUMENT' && /is a relative path/.test(e.message)) || assert.fail(`${rel}: ${e.code} ${e.message}`),
     )
   }
   assert.throws(
@@ -182,11 +182,17 @@ test('runGitCommand: the exact hardened argv, per-name overrides, the replaced e
     assert.equal(c.env.SystemRoot ?? c.env.SYSTEMROOT, process.env.SystemRoot)
     assert.equal(c.env.HOME, process.env.HOME ?? process.env.USERPROFILE)
     // PATH: the parent's absolute entries only.
-    const want = process.env.PATH.split(';').filter((d) => /^([A-Za-z]:[\\/]|\\\\)/.test(d.trim().replace(/"/g, '')))
+    const want = process.env.PATH.split(';')
+      .map((d) => d.trim().replace(/^"+|"+$/g, ''))
+      .filter((d) => /^([A-Za-z]:[\\/]|\\\\)/.test(d))
     assert.deepEqual((c.env.PATH ?? c.env.Path).split(';'), want)
   }
   for (const c of calls) {
-    assert.deepEqual(keys(c.env).filter((k) => !ADDED.test(k)), ENV_KEYS, JSON.stringify(keys(c.env)))
+    assert.deepEqual(
+      keys(c.env).filter((k) => !ADDED.test(k)),
+      ENV_KEYS,
+      JSON.stringify(keys(c.env)),
+    )
   }
 })
 
