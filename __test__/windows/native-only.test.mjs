@@ -3,10 +3,14 @@
 // - SIGTERM as a console break (GenerateConsoleCtrlEvent fails under wine):
 //   a command that heeds the break ends before killGraceMs, having seen it;
 // - a junction out of the root (wine's mklink /J creates none): refused as
-//   outside, with the control of a junction inside the root accepted.
+//   outside, with the control of a junction inside the root accepted;
+// - the git toolset against real Git for Windows (none is installed where
+//   wine runs; git.test.mjs tests our side there with a stand-in): a repo
+//   is made, runGitCommand runs status, log and diff, and neither a planted
+//   hook nor a configured fsmonitor program runs.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { lstatSync, mkdirSync, realpathSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
@@ -46,4 +50,35 @@ test('a junction out of the root is refused as outside; control: a junction insi
   const [st, out] = await run(host, [NODE, '-e', 'process.stdout.write(process.cwd())'], { cwd: 'in' })
   assert.equal(st.exitCode, 0)
   assert.ok(samePath(out, join(root, 'inner')), `the command ran in the junction's target: ${out}`)
+})
+
+test('runGitCommand with real git.exe: status, log and diff; no planted hook or fsmonitor program runs', async (t) => {
+  const repo = tempRoot(t, 'nlc-git-')
+  const git = (...args) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' })
+  git('init', '-q', '-b', 'main')
+  git('config', 'user.email', 'a@example.com')
+  git('config', 'user.name', 'A')
+  writeFileSync(join(repo, 'a.txt'), 'one\n')
+  git('add', 'a.txt')
+  git('commit', '-q', '-m', 'first')
+  writeFileSync(join(repo, 'a.txt'), 'one\ntwo\n')
+  const marker = join(repo, 'ran.txt').replace(/\\/g, '/')
+  for (const hook of ['post-index-change', 'reference-transaction', 'pre-auto-gc', 'post-checkout']) {
+    writeFileSync(join(repo, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> '${marker}'\n`)
+  }
+  git('config', 'core.fsmonitor', `echo fsmonitor >> '${marker}'; false`)
+  const host = {}
+  const s = nc.configureGitTools(host, { repoRoot: repo })
+  assert.match(s.gitExecutable, /\\git\.(exe|cmd)$/i)
+  const status = await nc.runGitCommand(host, ['status', '--short'])
+  assert.equal(status.ok, true, JSON.stringify(status))
+  assert.equal(status.preview, ' M a.txt\n')
+  const log = await nc.runGitCommand(host, ['log', '--format=%s'])
+  assert.equal(log.preview, 'first\n')
+  const diff = await nc.runGitCommand(host, ['diff', '--no-color'])
+  assert.match(diff.preview, /^\+two$/m)
+  assert.equal(existsSync(marker), false, 'no hook and no fsmonitor program ran')
+  // Control: the same status without the hardening starts the fsmonitor program.
+  git('status', '--short')
+  assert.equal(existsSync(marker), true, 'git without the hardening runs the configured fsmonitor')
 })

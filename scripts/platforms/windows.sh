@@ -18,7 +18,9 @@
 # crates/engine/tests/windows_native_only.rs and
 # __test__/windows/native-only.test.mjs — the same through the engine and
 # the addon; terminal mode on a pseudo console (refused on Windows for now:
-# ordinary console children do not attach to a ConPTY under wine).
+# ordinary console children do not attach to a ConPTY under wine); the git
+# toolset against real git.exe (there is no Git for Windows here:
+# __test__/windows/git.test.mjs tests our side with a stand-in git).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$REPO"

@@ -135,7 +135,11 @@ fn inside(path: &Path, root: &Path) -> bool {
 /// joined with the rest (a target that does not exist yet is judged by
 /// where it would be).
 fn real_target(path: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
+    #[cfg(windows)]
+    let canonicalize = super::windows::canonical;
+    #[cfg(not(windows))]
+    let canonicalize = |p: &Path| std::fs::canonicalize(p);
+    if let Ok(real) = canonicalize(path) {
         return real;
     }
     let mut rest = Vec::new();
@@ -144,7 +148,7 @@ fn real_target(path: &Path) -> PathBuf {
         if let Some(name) = cur.file_name() {
             rest.push(name.to_os_string());
         }
-        if let Ok(real) = std::fs::canonicalize(&parent) {
+        if let Ok(real) = canonicalize(&parent) {
             let mut out = real;
             for name in rest.iter().rev() {
                 out.push(name);

@@ -84,7 +84,14 @@ pub fn run(
     timeout: Duration,
     limit: usize,
 ) -> Result<Output, Failure> {
+    #[cfg(not(windows))]
     let dir: OwnedFd = std::fs::File::open(root).map_err(Failure::Start)?.into();
+    // A directory opens on Windows only as a held directory (backup
+    // semantics), as the cwd check opens it.
+    #[cfg(windows)]
+    let dir: OwnedFd = nlc_windows::dir::HeldDir::open(root)
+        .map_err(Failure::Start)?
+        .into_handle();
     let cgroup = Cgroup::take();
     let child = start(argv, root, dir, env, confinement, cgroup.as_ref());
     let child = match child {

@@ -15,6 +15,8 @@ pub mod refusal;
 pub mod run;
 pub mod tool;
 pub mod validate;
+#[cfg(windows)]
+pub mod windows;
 
 #[cfg(test)]
 mod outside_tests;

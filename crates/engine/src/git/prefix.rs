@@ -43,9 +43,11 @@ pub const FIXED_PREFIX: [(&str, &str); 3] = [
 /// start; `blame` of a path whose diff driver has a textconv then fails
 /// with "cannot run"); `protocol.<name>.allow=never`;
 /// `submodule.<name>.ignore=dirty`.
+/// On Windows the file-naming pairs name `NUL` and `core.hooksPath` the
+/// git executable itself (see `super::windows`).
 pub const HARDENING: &[(&str, &str)] = &[
     ("core.pager", "cat"),
-    ("core.hooksPath", "/dev/null"),
+    ("core.hooksPath", NULL_FILE),
     ("log.showSignature", "false"),
     ("format.pretty", "medium"),
     ("gpg.program", ""),
@@ -56,13 +58,19 @@ pub const HARDENING: &[(&str, &str)] = &[
     ("diff.submodule", "short"),
     ("diff.ignoreSubmodules", "dirty"),
     ("submodule.recurse", "false"),
-    ("mailmap.file", "/dev/null"),
-    ("core.attributesFile", "/dev/null"),
-    ("core.excludesFile", "/dev/null"),
-    ("diff.orderFile", "/dev/null"),
-    ("gpg.ssh.allowedSignersFile", "/dev/null"),
-    ("gpg.ssh.revocationFile", "/dev/null"),
+    ("mailmap.file", NULL_FILE),
+    ("core.attributesFile", NULL_FILE),
+    ("core.excludesFile", NULL_FILE),
+    ("diff.orderFile", NULL_FILE),
+    ("gpg.ssh.allowedSignersFile", NULL_FILE),
+    ("gpg.ssh.revocationFile", NULL_FILE),
 ];
+
+/// What the file-naming overrides point at: an empty file on every system.
+#[cfg(not(windows))]
+const NULL_FILE: &str = "/dev/null";
+#[cfg(windows)]
+use super::windows::NULL_FILE;
 
 /// The global option that pins the work tree to the repository root:
 /// `core.worktree` in the repository's configuration (which `-c` cannot
@@ -82,6 +90,12 @@ pub fn full_argv(git_executable: &str, args: &[String]) -> Vec<String> {
     argv.push(git_executable.to_string());
     argv.push("--no-pager".to_string());
     for (key, value) in FIXED_PREFIX.iter().chain(HARDENING) {
+        #[cfg(windows)]
+        let value: &str = if *key == "core.hooksPath" {
+            super::windows::hooks_path(git_executable)
+        } else {
+            value
+        };
         argv.push("-c".to_string());
         argv.push(format!("{key}={value}"));
     }

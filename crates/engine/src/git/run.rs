@@ -131,6 +131,7 @@ fn missing(root: &str) -> bool {
 /// directory, the repository, so a `git` committed there could run; those
 /// entries are skipped. A relative path with a slash (`./git`, `bin/git`)
 /// would resolve against the repository too, and is refused.
+#[cfg(not(windows))]
 pub fn resolve_executable(name: &str, path: Option<&std::ffi::OsStr>) -> EngineResult<String> {
     use crate::platform::PermissionsExt;
     let p = std::path::Path::new(name);
@@ -175,6 +176,13 @@ pub fn resolve_executable(name: &str, path: Option<&std::ffi::OsStr>) -> EngineR
         "gitExecutable {name:?} was not found in any absolute PATH entry{skipped}: \
          pass its absolute path (e.g. \"/usr/bin/git\") or fix PATH"
     )))
+}
+
+/// [`resolve_executable`] on Windows: `PATHEXT` completes the name, and a
+/// path is absolute when it starts with a drive or `\\server\share`.
+#[cfg(windows)]
+pub fn resolve_executable(name: &str, path: Option<&std::ffi::OsStr>) -> EngineResult<String> {
+    git::windows::resolve_executable(name, path, std::env::var("PATHEXT").ok().as_deref())
 }
 
 /// The host's git settings, or the error that says how to configure them.
@@ -348,10 +356,33 @@ fn env() -> Vec<(String, String)> {
     // Only the absolute PATH entries: git looks up helper programs in PATH,
     // and an empty or relative entry would find them in the repository.
     let path = std::env::var("PATH").ok().map(|p| absolute_entries(&p));
-    git::git_env(path.as_deref(), std::env::var("HOME").ok().as_deref())
+    #[cfg(not(windows))]
+    let home = std::env::var("HOME").ok();
+    // Windows has no HOME as a rule: git takes the user's profile for it.
+    #[cfg(windows)]
+    let home = std::env::var("HOME")
+        .or_else(|_| std::env::var("USERPROFILE"))
+        .ok();
+    #[allow(unused_mut)]
+    let mut env = git::git_env(path.as_deref(), home.as_deref());
+    // Windows programs need SystemRoot (the system directory; its absence
+    // breaks the C runtime's and Winsock's start-up).
+    #[cfg(windows)]
+    if let Ok(root) = std::env::var("SystemRoot") {
+        env.push(("SystemRoot".to_string(), root));
+    }
+    env
+}
+
+/// The absolute entries of a PATH value, in order, joined by `;` (an
+/// absolute entry starts with a drive or `\\server\share`).
+#[cfg(windows)]
+pub fn absolute_entries(path: &str) -> String {
+    git::windows::absolute_entries(path)
 }
 
 /// The absolute entries of a PATH value, in order, joined by `:`.
+#[cfg(not(windows))]
 pub fn absolute_entries(path: &str) -> String {
     path.split(':')
         .filter(|d| d.starts_with('/'))

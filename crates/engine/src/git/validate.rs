@@ -5,11 +5,15 @@
 //! revision, a date, or a path inside the repository — and never as an
 //! option. The character sets are checked by hand (no regex engine).
 
+#[cfg(not(windows))]
 use crate::platform::OsStrExt;
-use std::ffi::OsStr;
+#[cfg(not(windows))]
 use std::fs;
+#[cfg(not(windows))]
 use std::io;
-use std::path::{Component, Path, PathBuf};
+#[cfg(not(windows))]
+use std::path::Component;
+use std::path::{Path, PathBuf};
 
 use super::GitRefusal;
 
@@ -20,6 +24,7 @@ pub const MAX_REF_CHARS: usize = 200;
 pub const MAX_SINCE_CHARS: usize = 64;
 
 /// How many symbolic links one path resolution may follow (as Linux does).
+#[cfg(not(windows))]
 const MAX_SYMLINK_HOPS: u32 = 40;
 
 /// The punctuation a revision may contain besides ASCII letters and digits.
@@ -116,7 +121,8 @@ pub fn validate_since(input: &str) -> Result<String, GitRefusal> {
 /// exist: an existing component is followed through its symbolic links, a
 /// missing one is appended as is, and `..` removes the last resolved
 /// component (so `missing/..` is lexically nothing, as git normalises it).
-/// `path` must be absolute.
+/// `path` must be absolute. (Windows: `super::windows::resolve_lenient`.)
+#[cfg(not(windows))]
 fn resolve_lenient(path: &Path, hops: &mut u32) -> io::Result<PathBuf> {
     let mut resolved = PathBuf::from("/");
     for component in path.components() {
@@ -189,14 +195,23 @@ pub fn resolve_repo_path(real_root: &Path, input: &str) -> Result<String, GitRef
             quote(input)
         )));
     }
+    #[cfg(not(windows))]
     let root = fs::canonicalize(real_root).unwrap_or_else(|_| real_root.to_path_buf());
+    #[cfg(windows)]
+    let root = super::windows::canonical(real_root).unwrap_or_else(|_| real_root.to_path_buf());
     let candidate = if Path::new(trimmed).is_absolute() {
         PathBuf::from(trimmed)
     } else {
         root.join(trimmed)
     };
-    let mut hops = MAX_SYMLINK_HOPS;
-    let resolved = resolve_lenient(&candidate, &mut hops).map_err(|err| {
+    #[cfg(windows)]
+    let resolved = super::windows::resolve_lenient(&candidate);
+    #[cfg(not(windows))]
+    let resolved = {
+        let mut hops = MAX_SYMLINK_HOPS;
+        resolve_lenient(&candidate, &mut hops)
+    };
+    let resolved = resolved.map_err(|err| {
         GitRefusal(format!(
             "path {} could not be resolved ({err}); {FIX}",
             quote(input)
@@ -217,15 +232,20 @@ pub fn resolve_repo_path(real_root: &Path, input: &str) -> Result<String, GitRef
     if relative.as_os_str().is_empty() {
         return Ok(".".to_string());
     }
-    let bytes: &OsStr = relative.as_os_str();
-    match std::str::from_utf8(bytes.as_bytes()) {
-        Ok(text) => Ok(text.to_string()),
-        Err(_) => Err(GitRefusal(format!(
+    // On Windows the components are joined by `/`, as git writes paths.
+    #[cfg(windows)]
+    let text = super::windows::slashed(relative);
+    #[cfg(not(windows))]
+    let text = std::str::from_utf8(relative.as_os_str().as_bytes())
+        .ok()
+        .map(str::to_string);
+    text.ok_or_else(|| {
+        GitRefusal(format!(
             "path {} resolves to {:?}, which is not valid UTF-8; {FIX}",
             quote(input),
             resolved
-        ))),
-    }
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub use std::os::unix::{ffi::OsStrExt, fs::MetadataExt, fs::PermissionsExt};
 #[cfg(windows)]
 pub use windows::FileExt;
 #[cfg(windows)]
-pub use windows::{MetadataExt, OsStrExt, PermissionsExt};
+pub use windows::{MetadataExt, OsStrExt};
 
 /// A file's identity on disk and its length: (device, inode, birth time in
 /// ns — 0 where the filesystem keeps none, length in bytes).
