@@ -553,22 +553,36 @@ pub fn abandoned(
         if marker.is_none() {
             marker = writer_attribute(&sub);
         }
-        // Seconds since anything in it changed (0 when the clock is odd).
-        let age = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64 - newest)
-            .unwrap_or(0);
-        let gone = old_enough(age, older_than)
-            && match marker.as_deref() {
-                Some(m) if m == own_marker() => false,
-                Some(m) => marker_alive(m) == Some(false),
-                None => age >= unmarked_after.as_secs() as i64,
-            };
-        if gone {
+        if left_behind(now, newest, marker.as_deref(), unmarked_after, older_than) {
             out.push(Foreign { name, bytes });
         }
     }
     out
+}
+
+/// Whether a task directory last changed at `newest` (epoch seconds) was
+/// left by an ended process and is past `older_than`: its writer's marker
+/// names a process that is gone (never this one), or it has no marker and
+/// has been unchanged for `unmarked_after`. The one verdict of every
+/// platform's [`abandoned`].
+fn left_behind(
+    now: std::time::SystemTime,
+    newest: i64,
+    marker: Option<&str>,
+    unmarked_after: std::time::Duration,
+    older_than: Option<std::time::Duration>,
+) -> bool {
+    // Seconds since anything in it changed (0 when the clock is odd).
+    let age = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64 - newest)
+        .unwrap_or(0);
+    old_enough(age, older_than)
+        && match marker {
+            Some(m) if m == own_marker() => false,
+            Some(m) => marker_alive(m) == Some(false),
+            None => age >= unmarked_after.as_secs() as i64,
+        }
 }
 
 /// Whether a directory unchanged for `age_secs` is past `older_than` (none:

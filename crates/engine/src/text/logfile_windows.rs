@@ -19,8 +19,8 @@ use nlc_windows::logdir;
 use windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT;
 
 use super::{
-    identify_sized, looks_like_task_id, marker_alive, old_enough, own_marker, BaseError, Candidate,
-    Foreign, Ident, LogBase, LogGone, Made, MakeError, MANIFEST_FILE,
+    identify_sized, left_behind, looks_like_task_id, own_marker, BaseError, Candidate, Foreign,
+    Ident, LogBase, LogGone, Made, MakeError, MANIFEST_FILE,
 };
 
 /// Create `path` (owner and SYSTEM only) if it is missing, then open and
@@ -190,17 +190,7 @@ pub fn abandoned(
                 newest = newest.max(mtime(&m));
             }
         }
-        let age = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64 - newest)
-            .unwrap_or(0);
-        let gone = old_enough(age, older_than)
-            && match marker.as_deref() {
-                Some(m) if m == own_marker() => false,
-                Some(m) => marker_alive(m) == Some(false),
-                None => age >= unmarked_after.as_secs() as i64,
-            };
-        if gone {
+        if left_behind(now, newest, marker.as_deref(), unmarked_after, older_than) {
             out.push(Foreign { name, bytes });
         }
     }
