@@ -6,12 +6,11 @@ use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use neurolink_commands_engine::bank;
 use neurolink_commands_engine::commands::{self, StartOptions};
 use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput, Tmp};
 use neurolink_commands_engine::policy::PolicyInput;
 use neurolink_commands_engine::process::confine as kernel;
-use neurolink_commands_engine::record::{State, Status};
+use neurolink_commands_engine::record::Status;
 
 mod common;
 use common::Fixture;
@@ -26,30 +25,7 @@ fn fixture(confine: Option<ConfinementInput>) -> Fixture {
 
 impl Fixture {
     async fn bash(&self, script: &str, confine: Option<ConfinementInput>) -> (Status, String) {
-        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
-        let opts = StartOptions {
-            cwd: ".".into(),
-            confine,
-            ..Default::default()
-        };
-        let id = commands::start(&self.engine, argv, opts, self.ctx())
-            .unwrap()
-            .task_id;
-        let st = commands::await_settled(&self.engine, self.host, &id, Some(20_000.0))
-            .await
-            .unwrap();
-        assert_eq!(st.state, State::Exited, "{st:?}");
-        let out = bank::read_artifact(
-            &self.engine.registry,
-            &st.stdout.as_ref().unwrap().artifact_id,
-        )
-        .unwrap();
-        let err = bank::read_artifact(
-            &self.engine.registry,
-            &st.stderr.as_ref().unwrap().artifact_id,
-        )
-        .unwrap();
-        (st, format!("{out}{err}"))
+        self.bash_within(script, confine, 20_000.0).await
     }
 }
 

@@ -53,3 +53,43 @@ impl Fixture {
         }
     }
 }
+
+#[cfg(unix)]
+impl Fixture {
+    /// `bash -c script` under `confine`, awaited for at most `wait_ms`: its
+    /// status (which must say it exited) and its stdout followed by its
+    /// stderr.
+    pub async fn bash_within(
+        &self,
+        script: &str,
+        confine: Option<neurolink_commands_engine::policy::confine::ConfinementInput>,
+        wait_ms: f64,
+    ) -> (neurolink_commands_engine::record::Status, String) {
+        use neurolink_commands_engine::commands::{self, StartOptions};
+        use neurolink_commands_engine::{bank, record::State};
+        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
+        let opts = StartOptions {
+            cwd: ".".into(),
+            confine,
+            ..Default::default()
+        };
+        let id = commands::start(&self.engine, argv, opts, self.ctx())
+            .unwrap()
+            .task_id;
+        let st = commands::await_settled(&self.engine, self.host, &id, Some(wait_ms))
+            .await
+            .unwrap();
+        assert_eq!(st.state, State::Exited, "{st:?}");
+        let out = bank::read_artifact(
+            &self.engine.registry,
+            &st.stdout.as_ref().unwrap().artifact_id,
+        )
+        .unwrap();
+        let err = bank::read_artifact(
+            &self.engine.registry,
+            &st.stderr.as_ref().unwrap().artifact_id,
+        )
+        .unwrap();
+        (st, format!("{out}{err}"))
+    }
+}

@@ -13,12 +13,10 @@
 
 use std::path::Path;
 
-use neurolink_commands_engine::bank;
-use neurolink_commands_engine::commands::{self, StartOptions};
 use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput};
 use neurolink_commands_engine::policy::PolicyInput;
 use neurolink_commands_engine::process::confine::{self as kernel, Level};
-use neurolink_commands_engine::record::{State, Status};
+use neurolink_commands_engine::record::Status;
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -65,30 +63,7 @@ fn landlock_only() -> Option<ConfinementInput> {
 
 impl Fixture {
     async fn run(&self, script: &str, confine: Option<ConfinementInput>) -> (Status, String) {
-        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
-        let opts = StartOptions {
-            cwd: ".".into(),
-            confine,
-            ..Default::default()
-        };
-        let id = commands::start(&self.engine, argv, opts, self.ctx())
-            .unwrap()
-            .task_id;
-        let st = commands::await_settled(&self.engine, self.host, &id, Some(60_000.0))
-            .await
-            .unwrap();
-        assert_eq!(st.state, State::Exited, "{st:?}");
-        let out = bank::read_artifact(
-            &self.engine.registry,
-            &st.stdout.as_ref().unwrap().artifact_id,
-        )
-        .unwrap();
-        let err = bank::read_artifact(
-            &self.engine.registry,
-            &st.stderr.as_ref().unwrap().artifact_id,
-        )
-        .unwrap();
-        (st, format!("{out}{err}"))
+        self.bash_within(script, confine, 60_000.0).await
     }
 
     fn root(&self) -> &Path {
