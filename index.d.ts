@@ -141,11 +141,12 @@ export interface BackgroundCommandOptions {
   stdin?: 'ignore' | 'pipe'
   /**
    * Run the command in a new session whose controlling terminal is a
-   * pseudo-terminal of this size (`true`: 80×24): stdin, stdout and stderr
-   * are the terminal; what it shows (escape sequences included) is captured
-   * in stdout.log under the same byte cap and stderr.log stays empty. Input
-   * goes through {@link writeBackgroundCommandInput}; `TERM` is
-   * `xterm-256color` unless `env` names one. @default false
+   * pseudo-terminal of this size (`true`: 80×24; on Windows a pseudo
+   * console): stdin, stdout and stderr are the terminal; what it shows
+   * (escape sequences included) is captured in stdout.log under the same
+   * byte cap and stderr.log stays empty. Input goes through
+   * {@link writeBackgroundCommandInput}; `TERM` is `xterm-256color` unless
+   * `env` names one. @default false
    */
   terminal?: boolean | TerminalSize
   /**
@@ -169,15 +170,15 @@ export interface TerminalSize {
 export interface BackgroundCommandInputOptions {
   /**
    * Close the input after the data (the command reads end of file). In a
-   * terminal, write the end-of-file character (ctrl-d) after the data
-   * instead; the input stays open. @default false
+   * terminal, write the end-of-file character (ctrl-d; on Windows ctrl-z
+   * and enter) after the data instead; the input stays open. @default false
    */
   end?: boolean
 }
 
 /** What a write to a command's input resolves with. */
 export interface BackgroundCommandInputResult {
-  /** The bytes written: the UTF-8 bytes of a string, a terminal's ctrl-d for `end` included. */
+  /** The bytes written: the UTF-8 bytes of a string, a terminal's end of file for `end` included. */
   bytesWritten: number
 }
 
@@ -538,7 +539,6 @@ export interface ToolRefusal {
  * - `NLC_HOST_EXITING`: the host process is exiting; nothing starts any more.
  * - `NLC_CONFINEMENT_UNAVAILABLE`: confinement was asked for and this kernel cannot enforce all of it (nothing started).
  * - `NLC_LIMIT_UNAVAILABLE`: a resource limit was asked for and cannot be enforced for the whole tree here (nothing started); the message names the limit and why.
- * - `NLC_TERMINAL_UNAVAILABLE`: terminal mode was asked for where no terminal can be made (Windows: no pseudo console yet); nothing started.
  * - `NLC_RECOVERY_REFUSED`: that task id's manifest failed the ownership or identity checks when it was recovered; nothing of it is read.
  * - `NLC_NOT_RUNNING`: the command is settled or its input is closed, so it cannot take input or a resize.
  * - `NLC_INTERNAL`: a failure that is no refusal (a bug); the message says what happened.
@@ -561,7 +561,6 @@ export type BackgroundCommandErrorCode =
   | 'NLC_HOST_EXITING'
   | 'NLC_CONFINEMENT_UNAVAILABLE'
   | 'NLC_LIMIT_UNAVAILABLE'
-  | 'NLC_TERMINAL_UNAVAILABLE'
   | 'NLC_RECOVERY_REFUSED'
   | 'NLC_NOT_RUNNING'
   | 'NLC_INTERNAL'
@@ -641,7 +640,7 @@ export interface CommandInputParams {
   text?: string
   /** Keys sent after the text, in order. */
   keys?: CommandInputKey[]
-  /** Close the input afterwards (in a terminal: send ctrl-d). */
+  /** Close the input afterwards (in a terminal: send end of file, ctrl-d; ctrl-z and enter on Windows). */
   end?: boolean
 }
 /** What `command_input` returns. */
@@ -885,7 +884,7 @@ export declare function confinementSupport(): ConfinementSupport
 export declare function writeBackgroundCommandInput(host: object, taskId: string, data: string | Uint8Array, options?: BackgroundCommandInputOptions): Promise<BackgroundCommandInputResult>
 /**
  * Change the window size of a command running in a terminal; the command
- * gets SIGWINCH. Both sizes are integers from 1 to 65535. A command without
+ * gets SIGWINCH (on Windows, a console resize). Both sizes are integers from 1 to 65535. A command without
  * a terminal is an invalid argument; a settled one is refused as not running.
  */
 export declare function resizeBackgroundCommandTerminal(host: object, taskId: string, size: { cols: number; rows: number }): void

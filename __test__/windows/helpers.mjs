@@ -11,9 +11,10 @@
 //   native-only.test.mjs;
 // - a held directory renamed while held (wine's GetFinalPathNameByHandleW
 //   keeps the old path): crates/windows's tests;
-// - terminal mode: refused on Windows for now (NLC_TERMINAL_UNAVAILABLE),
-//   and under wine ordinary console children do not attach to a pseudo
-//   console either.
+// - terminal mode with ordinary console programs: under wine they do not
+//   attach to a pseudo console (a program that opens the console by name is
+//   served: terminal.test.mjs), and resizing one is not implemented:
+//   native-only.test.mjs.
 // node.exe's own output goes to a file under wine (it cannot write to a Unix
 // pipe); the commands' output reaches the engine through Windows pipes.
 import assert from 'node:assert/strict'
@@ -148,4 +149,30 @@ export function end(pid) {
 export function samePath(a, b) {
   const norm = (p) => p.replace(/\//g, '\\').replace(/\\+$/, '').toLowerCase()
   return norm(a) === norm(b)
+}
+
+const ESC = String.fromCharCode(0x1b)
+const BEL = String.fromCharCode(0x07)
+const CURSOR_RIGHT = new RegExp(`${ESC}\\[(\\d*)C`, 'g')
+const CSI = new RegExp(`${ESC}\\[[0-?]*[ -/]*[@-~]`, 'g')
+const OSC = new RegExp(`${ESC}\\][^${BEL}${ESC}]*(${BEL}|${ESC}\\\\)`, 'g')
+
+/** What the console showed as text: escape sequences dropped, a cursor move right read as the spaces it skips. */
+export function screenText(raw) {
+  return raw
+    .replace(CURSOR_RIGHT, (_, n) => ' '.repeat(Number(n || 1)))
+    .replace(CSI, '')
+    .replace(OSC, '')
+}
+
+/** Waits until the terminal command `taskId` has shown `what` (as text); returns all it showed. */
+export async function shown(host, taskId, what, ms = 30_000) {
+  const end = Date.now() + ms
+  for (;;) {
+    const page = await nc.readBackgroundCommandOutput(host, taskId, { stream: 'stdout', offset: 0, limit: 1_000_000 })
+    const text = screenText(page.content)
+    if (text.includes(what)) return text
+    if (Date.now() > end) assert.fail(`${JSON.stringify(what)} never shown: ${JSON.stringify(text)}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }

@@ -7,14 +7,18 @@
 // - the git toolset against real Git for Windows (none is installed where
 //   wine runs; git.test.mjs tests our side there with a stand-in): a repo
 //   is made, runGitCommand runs status, log and diff, and neither a planted
-//   hook nor a configured fsmonitor program runs.
+//   hook nor a configured fsmonitor program runs;
+// - terminal mode with ordinary console programs (under wine they do not
+//   attach to a pseudo console): one prints to its standard output and sees
+//   a terminal, a resize reaches it, and `end: true` types the console's end
+//   of input (ctrl-z, enter).
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
-import { NODE, hostWith, nc, rejection, run, samePath, script, tempRoot } from './helpers.mjs'
+import { NODE, hostWith, nc, rejection, run, samePath, screenText, script, settle, shown, tempRoot } from './helpers.mjs'
 
 test('SIGTERM is a console break the command sees; a command that heeds it ends before the grace', async (t) => {
   const root = tempRoot(t)
@@ -81,4 +85,39 @@ test('runGitCommand with real git.exe: status, log and diff; no planted hook or 
   // Control: the same status without the hardening starts the fsmonitor program.
   git('status', '--short')
   assert.equal(existsSync(marker), true, 'git without the hardening runs the configured fsmonitor')
+})
+
+const SORT = join(process.env.SystemRoot ?? 'C:\\Windows', 'System32', 'sort.exe')
+
+test('terminal: an ordinary program prints on its console, sees a terminal, and a resize reaches it', async (t) => {
+  const root = tempRoot(t)
+  const host = hostWith(root)
+  const s = script(
+    root,
+    'size.js',
+    "const size = () => console.log('size ' + process.stdout.columns + 'x' + process.stdout.rows)\nconsole.log('tty ' + process.stdout.isTTY + ' ' + process.stdin.isTTY)\nconsole.error('on stderr too')\nsize()\nprocess.stdout.on('resize', () => { size(); process.exit(0) })\nsetInterval(() => {}, 1000)\n",
+  )
+  const h = await nc.startBackgroundCommand(host, [NODE, s], { cwd: '.', terminal: { cols: 100, rows: 30 } })
+  const text = await shown(host, h.taskId, 'size 100x30')
+  assert.match(text, /tty true true/)
+  assert.match(text, /on stderr too/)
+  nc.resizeBackgroundCommandTerminal(host, h.taskId, { cols: 120, rows: 40 })
+  const st = await settle(host, h.taskId)
+  assert.equal(st.exitCode, 0, JSON.stringify(st))
+  assert.match(screenText(await nc.readArtifact(st.stdout.artifactId)), /size 120x40/)
+  assert.equal(st.stderrBytes, 0)
+})
+
+test("terminal: end types the console's end of input (ctrl-z, enter); sort.exe reads to it", async (t) => {
+  const root = tempRoot(t)
+  const host = hostWith(root, {}, [SORT])
+  const h = await nc.startBackgroundCommand(host, [SORT], { cwd: '.', terminal: true })
+  await nc.writeBackgroundCommandInput(host, h.taskId, 'pear\rapple\r', { end: true })
+  const st = await settle(host, h.taskId)
+  assert.equal(st.exitCode, 0, JSON.stringify(st))
+  const lines = screenText(await nc.readArtifact(st.stdout.artifactId))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+  assert.deepEqual(lines.slice(-2), ['apple', 'pear'], JSON.stringify(lines))
 })

@@ -1,27 +1,14 @@
 // What the Windows build does not offer yet is refused before anything runs,
-// each with its code, never run without it: terminal mode (no pseudo console
-// yet: NLC_TERMINAL_UNAVAILABLE) and resource limits (no Job Object limits
-// yet: NLC_LIMIT_UNAVAILABLE). Controls: the same command without them runs,
-// and stdin as a pipe (what a command that needs input uses instead) works.
+// with its code, never run without it: resource limits (no Job Object
+// limits yet: NLC_LIMIT_UNAVAILABLE). Control: stdin as a pipe carries
+// exact bytes, and the same start without limits runs (confinement's
+// refusal is in confine.test.mjs).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { NODE, hostWith, nc, rejection, settle, tempRoot } from './helpers.mjs'
+import { NODE, hostWith, nc, rejection, run, settle, tempRoot } from './helpers.mjs'
 
 const ECHO_STDIN = [NODE, '-e', "process.stdin.setEncoding('utf8'); let s = ''; process.stdin.on('data', (d) => (s += d)).on('end', () => process.stdout.write(JSON.stringify(s)))"]
-
-test('terminal mode is refused with NLC_TERMINAL_UNAVAILABLE; nothing runs', async (t) => {
-  const host = hostWith(tempRoot(t))
-  const e = await rejection(nc.startBackgroundCommand(host, [NODE, '-e', '1'], { cwd: '.', terminal: true }))
-  assert.equal(e.code, 'NLC_TERMINAL_UNAVAILABLE', e.message)
-  assert.match(e.message, /windows/i)
-  assert.deepEqual(nc.listBackgroundCommands(host), [])
-  // The tool refuses in-band with the same code.
-  const tools = nc.createBackgroundCommandTools(host)
-  const r = await tools.run_command_bg.execute({ argv: [NODE, '-e', '1'], terminal: true })
-  assert.ok(nc.isToolRefusal(r), JSON.stringify(r))
-  assert.equal(r.code, 'NLC_TERMINAL_UNAVAILABLE')
-})
 
 test('a resource limit is refused with NLC_LIMIT_UNAVAILABLE; nothing runs', async (t) => {
   const host = hostWith(tempRoot(t))
@@ -30,6 +17,9 @@ test('a resource limit is refused with NLC_LIMIT_UNAVAILABLE; nothing runs', asy
     assert.equal(e.code, 'NLC_LIMIT_UNAVAILABLE', `${JSON.stringify(limits)}: ${e.message}`)
   }
   assert.deepEqual(nc.listBackgroundCommands(host), [])
+  // Control: the same start without limits runs.
+  const [st] = await run(host, [NODE, '-e', '1'])
+  assert.equal(st.exitCode, 0, JSON.stringify(st))
 })
 
 test('control: stdin as a pipe carries exact bytes, and its end reaches the command', async (t) => {

@@ -5,7 +5,8 @@
 # wine — the real Job Object, CreateProcess, cmd.exe, CommandLineToArgvW,
 # directory-handle and node.exe behaviour, not a model of it.
 #
-# Run here: tests/windows.rs and the crate's unit tests, the engine built
+# Run here: tests/windows.rs, tests/console.rs (a pseudo console) and the
+# crate's unit tests, the engine built
 # for Windows and its tests/windows_engine.rs (real node.exe and cmd.exe
 # trees in Job Objects), then the addon's Windows suite
 # (__test__/windows/*.test.mjs) on the official node.exe against the gnu
@@ -17,8 +18,9 @@
 #   a_junction_out_of_the_root_is_outside              (mklink /J)
 # crates/engine/tests/windows_native_only.rs and
 # __test__/windows/native-only.test.mjs — the same through the engine and
-# the addon; terminal mode on a pseudo console (refused on Windows for now:
-# ordinary console children do not attach to a ConPTY under wine); the git
+# the addon; terminal mode with ordinary console programs, a resize and the
+# console's end of input (under wine only a program that opens the console
+# by name is served, which the wine run covers); the git
 # toolset against real git.exe (there is no Git for Windows here:
 # __test__/windows/git.test.mjs tests our side with a stand-in git).
 set -euo pipefail
@@ -49,8 +51,8 @@ trap 'wineserver -k 2>/dev/null || true' EXIT
 log "win32-x64: cargo clippy (the Windows crate, the addon) --target $triple"
 cargo clippy -p neurolink-commands-windows --all-targets --target "$triple" -- -D warnings
 cargo clippy -p neurolink-commands --target "$triple" -- -D warnings
-log "win32-x64: cargo test under wine (tests/windows.rs and unit tests)"
-cargo test -p neurolink-commands-windows --release --target "$triple" --lib --bins --test windows
+log "win32-x64: cargo test under wine (tests/windows.rs, tests/console.rs, unit tests)"
+cargo test -p neurolink-commands-windows --release --target "$triple" --lib --bins --test windows --test console
 log "win32-x64: cargo clippy -p neurolink-commands-engine --target $triple"
 cargo clippy -p neurolink-commands-engine --target "$triple" --test windows_engine --test windows_native_only -- -D warnings
 log "win32-x64: the engine under wine (tests/windows_engine.rs)"

@@ -60,9 +60,6 @@ pub enum EngineError {
     /// which would read it as syntax (Windows, SPEC §14); the text names
     /// the argument. Same code as [`EngineError::ShellString`].
     ShellArgument(String),
-    /// Terminal mode was asked for where no terminal can be made (Windows:
-    /// no pseudo console yet); the text says what to do instead.
-    TerminalUnavailable(String),
     /// A task directory's manifest failed the ownership or identity checks
     /// when it was recovered; the text says which.
     RecoveryRefused(String),
@@ -92,7 +89,6 @@ impl EngineError {
             EngineError::HostExiting => "NLC_HOST_EXITING",
             EngineError::ConfinementUnavailable(_) => "NLC_CONFINEMENT_UNAVAILABLE",
             EngineError::LimitUnavailable(_) => "NLC_LIMIT_UNAVAILABLE",
-            EngineError::TerminalUnavailable(_) => "NLC_TERMINAL_UNAVAILABLE",
             EngineError::RecoveryRefused(_) => "NLC_RECOVERY_REFUSED",
             EngineError::NotRunning(_) => "NLC_NOT_RUNNING",
             EngineError::LogsRemoved(_) => "NLC_LOGS_REMOVED",
@@ -121,7 +117,6 @@ impl fmt::Display for EngineError {
             | EngineError::GitFailed(m)
             | EngineError::RecoveryRefused(m)
             | EngineError::ShellArgument(m)
-            | EngineError::TerminalUnavailable(m)
             | EngineError::NativeMissing(m) => f.write_str(m),
             EngineError::LimitUnavailable(m) => write!(
                 f,
@@ -311,7 +306,6 @@ mod tests {
             EngineError::HostExiting,
             EngineError::ConfinementUnavailable(String::new()),
             EngineError::LimitUnavailable(String::new()),
-            EngineError::TerminalUnavailable(String::new()),
             EngineError::RecoveryRefused(String::new()),
             EngineError::NotRunning(String::new()),
             EngineError::LogsRemoved(String::new()),

@@ -31,6 +31,7 @@ use neurolink_commands_engine::process::Containment;
 use neurolink_commands_engine::record::{KillReason, State};
 
 mod common;
+use common::screen::screen_text;
 use common::Fixture;
 
 /// The official node.exe.
@@ -82,6 +83,11 @@ impl Fixture {
     fn stdout(&self, id: &str) -> Vec<u8> {
         let rec = self.engine.registry.lookup(self.host, id).unwrap();
         std::fs::read(rec.log_path(Stream::Stdout)).unwrap()
+    }
+
+    fn stderr(&self, id: &str) -> Vec<u8> {
+        let rec = self.engine.registry.lookup(self.host, id).unwrap();
+        std::fs::read(rec.log_path(Stream::Stderr)).unwrap()
     }
 }
 
@@ -303,6 +309,104 @@ async fn stdin_pipe_round_trips() {
     assert_eq!(f.stdout(&id), "ab€\n".as_bytes());
 }
 
+/// Terminal mode: the command runs attached to a pseudo console of its
+/// own; what it shows is its stdout log, what is written to it is typed.
+/// Under wine only a program that opens the console by name is served, so
+/// this one does (`\\.\CONOUT$`, `\\.\CONIN$`); an ordinary program printing to its
+/// standard output, and a resize, are in `windows_native_only.rs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_command_shows_on_its_console_and_reads_what_is_typed() {
+    let f = fixture(300.0);
+    let script = "const fs = require('fs'); \
+        const o = fs.openSync('\\\\\\\\.\\\\CONOUT$', 'r+'); \
+        fs.writeSync(o, 'ready ' + process.env.NLC_MARK + ' ' + process.env.TERM + '\\r\\n'); \
+        const i = fs.openSync('\\\\\\\\.\\\\CONIN$', 'r+'); \
+        const b = Buffer.alloc(256); \
+        const n = fs.readSync(i, b, 0, 256, null); \
+        fs.writeSync(o, 'read [' + b.toString('utf8', 0, n).trim() + ']\\r\\n'); \
+        process.exit(3)";
+    // The replacing environment names no TERM: the runner adds one.
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("TERM"))
+        .collect();
+    env.push(("NLC_MARK".into(), "mark-42".into()));
+    let id = f.node(
+        script,
+        StartOptions {
+            input: Input::Terminal {
+                cols: 100,
+                rows: 30,
+            },
+            env: Some(env),
+            ..Default::default()
+        },
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !screen_text(&f.stdout(&id)).contains("ready mark-42 xterm-256color") {
+        assert!(
+            Instant::now() < deadline,
+            "{:?} {:?}",
+            f.stdout(&id),
+            commands::status(&f.engine, f.host, &id)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let n = commands::write_input(&f.engine, f.host, &id, b"typed here\r".to_vec(), false)
+        .await
+        .unwrap();
+    assert_eq!(n, 11);
+    let st = f.settled(&id).await;
+    assert_eq!(st.exit_code, Some(3), "{st:?}");
+    assert_eq!(st.error, None, "{st:?}");
+    let text = screen_text(&f.stdout(&id));
+    assert!(text.contains("read [typed here]"), "{text:?}");
+    // No stderr of its own: everything it shows is on the console.
+    assert!(f.stderr(&id).is_empty());
+}
+
+/// A terminal command's tree is stopped as any other (the job), and the
+/// command settles: its console is closed once the leader is gone, which
+/// ends the output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_commands_tree_is_stopped_and_settles() {
+    let f = fixture(400.0);
+    let script = "const fs = require('fs'); \
+        const o = fs.openSync('\\\\\\\\.\\\\CONOUT$', 'r+'); \
+        const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); \
+        fs.writeSync(o, 'pid ' + c.pid + ' end\\r\\n'); \
+        setInterval(() => {}, 1000)";
+    let id = f.node(
+        script,
+        StartOptions {
+            input: Input::Terminal { cols: 80, rows: 24 },
+            ..Default::default()
+        },
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pid: u32 = loop {
+        let text = screen_text(&f.stdout(&id));
+        if let Some(rest) = text.split("pid ").nth(1) {
+            if let Some(p) = rest.split(" end").next().filter(|_| rest.contains(" end")) {
+                break p.trim().parse().unwrap();
+            }
+        }
+        assert!(Instant::now() < deadline, "{text:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(running(pid), "control: the grandchild runs before the kill");
+    let st = commands::kill(&f.engine, f.host, &id, 15, KillReason::Caller)
+        .await
+        .unwrap();
+    assert_eq!(st.state, State::Killed, "{st:?}");
+    assert!(st.error.as_deref().unwrap().contains("SIGTERM"), "{st:?}");
+    assert!(!running(pid), "the grandchild {pid} outlived the kill");
+    // Nothing is written to a settled terminal.
+    let e = commands::write_input(&f.engine, f.host, &id, b"x".to_vec(), false)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "NLC_NOT_RUNNING", "{e}");
+}
+
 /// `args.cmd` in `dir`, which hands every argument to node, which prints
 /// them as JSON: what the program receives.
 fn write_args_cmd(dir: &Path) -> PathBuf {
@@ -435,7 +539,7 @@ async fn the_cwd_is_checked_by_a_held_handle() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn confinement_terminal_and_limits_are_refused() {
+async fn confinement_and_limits_are_refused() {
     let f = fixture(300.0);
     let n = node();
     let e = f
@@ -449,16 +553,6 @@ async fn confinement_terminal_and_limits_are_refused() {
         .unwrap_err();
     assert_eq!(e.code(), "NLC_CONFINEMENT_UNAVAILABLE", "{e}");
     assert!(e.to_string().contains("windows"), "{e}");
-    let e = f
-        .start(
-            &[&n, "-e", "0"],
-            StartOptions {
-                input: Input::Terminal { cols: 80, rows: 24 },
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
-    assert_eq!(e.code(), "NLC_TERMINAL_UNAVAILABLE", "{e}");
     let e = f
         .start(
             &[&n, "-e", "0"],

@@ -97,18 +97,19 @@ fn system_cmd() -> io::Result<PathBuf> {
 /// would run, or why it would not start (a refused argument, a program not
 /// found). A caller refuses a start with this before it reports one.
 pub fn check(s: &Start<'_>) -> Result<PathBuf, StartError> {
-    prepare(s).map(|(_, run)| run)
+    resolve(s).map(|p| p.program)
 }
 
 /// Starts `s` (see the module docs).
 pub fn start(s: &Start<'_>) -> Result<Started, StartError> {
-    let (mut cmd, run) = prepare(s)?;
+    let resolved = resolve(s)?;
+    let mut cmd = command(&resolved, s);
     let job = Job::new().map_err(StartError::Io)?;
     let child = job.spawn(&mut cmd).map_err(StartError::Io)?;
     Ok(Started {
         job,
         child,
-        program: run,
+        program: resolved.program,
     })
 }
 
@@ -128,7 +129,8 @@ pub struct Pipes {
 /// `stderr` are then `None`): for a runner that waits on them through an
 /// I/O completion port rather than with a thread each.
 pub fn start_overlapped(s: &Start<'_>) -> Result<(Started, Pipes), StartError> {
-    let (mut cmd, run) = prepare(s)?;
+    let resolved = resolve(s)?;
+    let mut cmd = command(&resolved, s);
     let out = pipe::pair(Direction::FromCommand).map_err(StartError::Io)?;
     let err = pipe::pair(Direction::FromCommand).map_err(StartError::Io)?;
     let input = if s.stdin_pipe {
@@ -151,7 +153,7 @@ pub fn start_overlapped(s: &Start<'_>) -> Result<(Started, Pipes), StartError> {
         Started {
             job,
             child,
-            program: run,
+            program: resolved.program,
         },
         Pipes {
             stdin,
@@ -161,8 +163,17 @@ pub fn start_overlapped(s: &Start<'_>) -> Result<(Started, Pipes), StartError> {
     ))
 }
 
-/// The `Command` that runs `s`, and its program, or why it cannot run.
-fn prepare(s: &Start<'_>) -> Result<(Command, PathBuf), StartError> {
+/// What runs for a start: the program file (`cmd.exe` for a batch
+/// program) and the command line after its name.
+pub(crate) struct Resolved {
+    /// The program file.
+    pub(crate) program: PathBuf,
+    /// The arguments, quoted for the program's parser (may be empty).
+    pub(crate) args: String,
+}
+
+/// The program and command line that run `s`, or why it cannot run.
+pub(crate) fn resolve(s: &Start<'_>) -> Result<Resolved, StartError> {
     let Some(program) = s.argv.first() else {
         return Err(StartError::NotFound(String::new()));
     };
@@ -210,8 +221,6 @@ fn prepare(s: &Start<'_>) -> Result<(Command, PathBuf), StartError> {
             reason: "names an alternate data stream (':' in the file name)",
         }));
     }
-    let mut cmd;
-    let run;
     if is_batch(&found) {
         if !cmd_can_run_in(base) {
             return Err(StartError::Refused(Refusal {
@@ -223,23 +232,29 @@ fn prepare(s: &Start<'_>) -> Result<(Command, PathBuf), StartError> {
         let script = found
             .to_str()
             .ok_or_else(|| StartError::NotFound(program.clone()))?;
-        let line = batch_args(script, &s.argv[1..], 1).map_err(StartError::Refused)?;
-        run = system_cmd().map_err(StartError::Io)?;
-        cmd = Command::new(&run);
-        cmd.raw_arg(line);
+        let args = batch_args(script, &s.argv[1..], 1).map_err(StartError::Refused)?;
+        let program = system_cmd().map_err(StartError::Io)?;
+        Ok(Resolved { program, args })
     } else {
-        let line = args_line(&s.argv[1..], 1).map_err(StartError::Refused)?;
-        run = found;
-        cmd = Command::new(&run);
-        if !line.is_empty() {
-            cmd.raw_arg(line);
-        }
+        let args = args_line(&s.argv[1..], 1).map_err(StartError::Refused)?;
+        Ok(Resolved {
+            program: found,
+            args,
+        })
+    }
+}
+
+/// The `Command` that runs what [`resolve`] found for `s`.
+fn command(r: &Resolved, s: &Start<'_>) -> Command {
+    let mut cmd = Command::new(&r.program);
+    if !r.args.is_empty() {
+        cmd.raw_arg(&r.args);
     }
     if let Some(vars) = s.env {
         cmd.env_clear();
         cmd.envs(vars.iter().map(|(k, v)| (k, v)));
     }
-    cmd.current_dir(base)
+    cmd.current_dir(s.dir.path())
         .stdin(if s.stdin_pipe {
             Stdio::piped()
         } else {
@@ -247,5 +262,5 @@ fn prepare(s: &Start<'_>) -> Result<(Command, PathBuf), StartError> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    Ok((cmd, run))
+    cmd
 }

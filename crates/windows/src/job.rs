@@ -6,7 +6,7 @@
 
 use std::io;
 use std::mem::{size_of, zeroed};
-use std::os::windows::io::AsRawHandle;
+use std::os::windows::io::{AsRawHandle, OwnedHandle};
 use std::os::windows::process::CommandExt;
 use std::process::{Child, Command};
 use std::ptr::{null, null_mut};
@@ -59,6 +59,12 @@ pub struct Job {
     handle: Owned,
 }
 
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").finish_non_exhaustive()
+    }
+}
+
 impl Job {
     /// A new unnamed job: kill-on-close, no breakaway (the limit flags allow
     /// none), not inheritable.
@@ -105,6 +111,27 @@ impl Job {
             return Err(e);
         }
         Ok(child)
+    }
+
+    /// Takes a process created suspended (its main thread `thread` not yet
+    /// run) into this job, then resumes it. If it cannot be assigned it is
+    /// terminated and never runs a single instruction of its own.
+    pub fn adopt(&self, process: &OwnedHandle, thread: OwnedHandle) -> io::Result<()> {
+        // SAFETY: the job is ours and open; the process handle is open for
+        // the call (borrowed from `process`).
+        let assigned =
+            check(unsafe { AssignProcessToJobObject(self.handle.0, process.as_raw_handle()) });
+        // SAFETY: `thread` is the open handle of the suspended main thread.
+        let started =
+            assigned.and_then(|()| match unsafe { ResumeThread(thread.as_raw_handle()) } {
+                u32::MAX => Err(io::Error::last_os_error()),
+                _ => Ok(()),
+            });
+        if started.is_err() {
+            // SAFETY: the process handle is open (borrowed from `process`).
+            unsafe { TerminateProcess(process.as_raw_handle(), 1) };
+        }
+        started
     }
 
     /// Ends every process in the job with `exit_code`.

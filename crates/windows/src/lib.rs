@@ -10,12 +10,15 @@
 //! runner that reads them through an I/O completion port.
 //!
 //! [`cmdline`] and [`search`] are plain logic, built and unit-tested on every
-//! host; `job`, `dir`, `command`, `logdir`, `pipe` and `proc` exist on Windows only and are tested there (under
-//! wine here, natively in the workflow): `tests/windows.rs`.
+//! host; `job`, `dir`, `command`, `logdir`, `pipe`, `proc`, `conpty` and
+//! `terminal` exist on Windows only and are tested there (under wine here,
+//! natively in the workflow): `tests/windows.rs`.
 
 pub mod cmdline;
 #[cfg(windows)]
 pub mod command;
+#[cfg(windows)]
+pub mod conpty;
 #[cfg(windows)]
 pub mod dir;
 #[cfg(windows)]
@@ -27,3 +30,5 @@ pub mod pipe;
 #[cfg(windows)]
 pub mod proc;
 pub mod search;
+#[cfg(windows)]
+pub mod terminal;

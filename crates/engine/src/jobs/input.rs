@@ -9,18 +9,24 @@
 //! the caller's — while the loop keeps copying the command's output (a
 //! command that echoes what it reads cannot deadlock against us). The reply
 //! comes once the last byte is in. `end: true` closes a pipe after its data;
-//! on a terminal it appends the end-of-file character (ctrl-d) and the input
+//! on a terminal it appends the end of input (ctrl-d; on Windows ctrl-z and
+//! enter) and the input
 //! stays open. The record keeps only what a status and a refusal need: the
 //! kind of input, whether it still takes writes, and a terminal's master
 //! side (for its window size).
 
-use crate::platform::OwnedFd;
+use crate::process::spawn::Terminal;
 use crate::sync::Unpoisoned;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// The end-of-file character a terminal's line discipline knows (ctrl-d).
-pub const TERMINAL_EOF: u8 = 0x04;
+/// The end of input a terminal knows: ctrl-d for a Unix line discipline.
+#[cfg(unix)]
+pub const TERMINAL_EOF: &[u8] = b"\x04";
+/// The end of input a terminal knows: on a Windows console, ctrl-z then
+/// enter.
+#[cfg(windows)]
+pub const TERMINAL_EOF: &[u8] = b"\x1a\r";
 
 /// What a record knows of a command's input.
 #[derive(Debug)]
@@ -30,7 +36,7 @@ pub struct InputState {
     /// Whether it still takes writes.
     open: AtomicBool,
     /// A terminal's master side while the command runs.
-    master: Mutex<Option<OwnedFd>>,
+    master: Mutex<Option<Terminal>>,
     /// Whether the command is blocked reading it, quiet (SPEC §15); the
     /// supervisor sets and clears it.
     waiting: AtomicBool,
@@ -76,13 +82,18 @@ impl InputState {
     }
 
     /// Keep the terminal's master side (for resizes).
-    pub fn set_master(&self, fd: OwnedFd) {
-        *self.master.locked() = Some(fd);
+    pub fn set_master(&self, t: Terminal) {
+        *self.master.locked() = Some(t);
     }
 
     /// Run `f` on the terminal's master side, if the command still runs.
-    pub fn with_master<T>(&self, f: impl FnOnce(&OwnedFd) -> T) -> Option<T> {
+    pub fn with_master<T>(&self, f: impl FnOnce(&Terminal) -> T) -> Option<T> {
         self.master.locked().as_ref().map(f)
+    }
+
+    /// Give up the terminal's master side (no resize after this).
+    pub fn take_master(&self) -> Option<Terminal> {
+        self.master.locked().take()
     }
 }
 

@@ -54,7 +54,7 @@ pub async fn write_input(
     let mut data = data;
     let close = end && !input.terminal;
     if end && input.terminal {
-        data.push(TERMINAL_EOF);
+        data.extend_from_slice(TERMINAL_EOF);
     }
     // The one write that ends a pipe claims it; later writes are refused.
     if close && !input.claim_end() {

@@ -132,16 +132,11 @@ pub fn start(
     if let Some(env) = &opts.env {
         policy::check_env(env)?;
     }
-    // Windows (SPEC §14): no terminal yet, and a `.cmd`/`.bat` program's
-    // arguments must be safe from cmd.exe — refused before anything runs.
+    // Windows (SPEC §14): a `.cmd`/`.bat` program's arguments must be safe
+    // from cmd.exe — refused before anything runs.
     #[cfg(windows)]
     {
         use crate::platform::AsFd;
-        if let Input::Terminal { .. } = opts.input {
-            return Err(EngineError::TerminalUnavailable(
-                crate::process::spawn::TERMINAL_UNAVAILABLE.into(),
-            ));
-        }
         if let Some(why) =
             crate::process::spawn::refusal(&argv, dir.fd.as_fd(), opts.env.as_deref())
         {

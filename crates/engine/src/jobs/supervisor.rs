@@ -355,6 +355,13 @@ async fn run(
             },
             e = &mut exit_wait, if exit.is_none() => {
                 exit = Some(e);
+                // A pseudo console keeps its output open after the program
+                // ends, until it is closed; closing waits for its host to
+                // flush what it rendered, which this loop goes on reading.
+                #[cfg(windows)]
+                if let Some(console) = rec.input.as_ref().and_then(|i| i.take_master()) {
+                    tokio::task::spawn_blocking(move || drop(console));
+                }
                 drain_timer.as_mut().reset(Instant::now() + DRAIN_GRACE);
                 draining = true;
             }

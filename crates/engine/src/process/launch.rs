@@ -3,6 +3,16 @@
 use crate::platform::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
+/// A terminal's master side, kept for its window size: the pseudo-terminal
+/// master's descriptor on Unix.
+#[cfg(unix)]
+pub type Terminal = OwnedFd;
+/// A terminal's master side, kept for its window size: the pseudo console
+/// on Windows, whose closing ends the command's output (see the
+/// supervisor).
+#[cfg(windows)]
+pub type Terminal = nlc_windows::conpty::PseudoConsole;
+
 /// What spawn runs: the argv, the held working directory and the
 /// environment (replacing the host's when given).
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +68,7 @@ pub struct Spawned {
     /// terminal's master side (`None` for /dev/null).
     pub stdin: Option<OwnedFd>,
     /// The terminal's master side, for its window size.
-    pub terminal: Option<OwnedFd>,
+    pub terminal: Option<Terminal>,
 }
 
 /// execvp's PATH when the environment names none.

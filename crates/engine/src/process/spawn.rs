@@ -20,7 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::launch::Request;
-pub use super::launch::{Input, Spawned, DEFAULT_PATH};
+pub use super::launch::{Input, Spawned, Terminal, DEFAULT_PATH};
 
 /// The `TERM` a terminal command gets unless its environment names one.
 pub const DEFAULT_TERM: &str = "xterm-256color";

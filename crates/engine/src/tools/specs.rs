@@ -377,14 +377,14 @@ grep returns the lines holding that text instead of a page: {{ matches: [{{ line
             "command_input",
             Family::Extra,
             format!("Write to a running command started with stdin: true or terminal: true: text is sent as is, then each of keys in order, as a terminal sends them \
-({}). In a terminal a line is submitted with the enter key. end: true closes the input after (in a terminal: sends ctrl-d). \
+({}). In a terminal a line is submitted with the enter key. end: true closes the input after (in a terminal: sends end of file, ctrl-d; ctrl-z and enter on Windows). \
 Returns bytesWritten and the status (with nothing to write: 0 and the status); read what it printed with command_output.", key_names.join(", ")),
             "{ taskId: string, text?: string, keys?: string[], end?: boolean }",
             vec![
                 Param::string("taskId", TASK_ID),
                 Param::string("text", "Text to write as is."),
                 Param::new("keys", Kind::StringArray, "Named keys to send after the text, in order.").choices(&key_names),
-                Param::boolean("end", "Close the input afterwards (in a terminal: send ctrl-d)."),
+                Param::boolean("end", "Close the input afterwards (in a terminal: send end of file, ctrl-d; ctrl-z and enter on Windows)."),
             ],
             &["taskId"],
         ),

@@ -3,6 +3,8 @@
 //! log directory its starts write under.
 #![allow(dead_code)]
 
+pub mod screen;
+
 use std::path::PathBuf;
 
 use neurolink_commands_engine::commands::StartContext;

@@ -12,6 +12,11 @@
 //!   cwd                  prints its working directory
 //!   env                  prints its environment, NAME=value per line, sorted
 //!   cat                  copies its stdin to its stdout
+//!   console              on the console it is attached to, opened by name
+//!                        (CONOUT$, CONIN$): prints "size COLSxROWS" (or
+//!                        "size ?" when the console cannot say), "cwd <dir>",
+//!                        "mark <%NLC_MARK%>", reads a line, prints
+//!                        "read <line>", exits 7
 
 #[cfg(windows)]
 fn main() {
@@ -109,9 +114,95 @@ fn main() {
         "cat" => {
             std::io::copy(&mut std::io::stdin().lock(), &mut out).unwrap();
         }
+        "console" => {
+            let con = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("CONOUT$")
+                .unwrap();
+            let size = console_size(&con).map_or("?".to_string(), |(c, r)| format!("{c}x{r}"));
+            console_print(&con, &format!("size {size}\r\n"));
+            let cwd = std::env::current_dir().unwrap();
+            console_print(&con, &format!("cwd {}\r\n", cwd.display()));
+            let mark = std::env::var("NLC_MARK").unwrap_or_default();
+            console_print(&con, &format!("mark {mark}\r\n"));
+            let input = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("CONIN$")
+                .unwrap();
+            let line = console_line(&input);
+            console_print(&con, &format!("read {line}\r\n"));
+            std::process::exit(7);
+        }
         "cwd" => writeln!(out, "{}", std::env::current_dir().unwrap().display()).unwrap(),
         _ => std::process::exit(2),
     }
+}
+
+/// Prints `s` on the console `con` as UTF-16 (WriteConsoleW): the text
+/// itself, whatever the console's code page.
+#[cfg(windows)]
+fn console_print(con: &std::fs::File, s: &str) {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Console::WriteConsoleW;
+    let units: Vec<u16> = s.encode_utf16().collect();
+    let mut done = 0u32;
+    // SAFETY: an open console output handle; `units` outlives the call.
+    let ok = unsafe {
+        WriteConsoleW(
+            con.as_raw_handle(),
+            units.as_ptr().cast(),
+            units.len() as u32,
+            &mut done,
+            std::ptr::null(),
+        )
+    };
+    assert!(
+        ok != 0,
+        "WriteConsoleW: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// One line typed on the console `input` (ReadConsoleW, line input), without
+/// its line end.
+#[cfg(windows)]
+fn console_line(input: &std::fs::File) -> String {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Console::ReadConsoleW;
+    let mut units = [0u16; 512];
+    let mut got = 0u32;
+    // SAFETY: an open console input handle; `units` is writable for its
+    // length and outlives the call.
+    let ok = unsafe {
+        ReadConsoleW(
+            input.as_raw_handle(),
+            units.as_mut_ptr().cast(),
+            units.len() as u32,
+            &mut got,
+            std::ptr::null(),
+        )
+    };
+    assert!(ok != 0, "ReadConsoleW: {}", std::io::Error::last_os_error());
+    String::from_utf16_lossy(&units[..got as usize])
+        .trim_end_matches(['\r', '\n'])
+        .to_string()
+}
+
+/// The visible window of the console `con` shows, as columns and rows.
+#[cfg(windows)]
+fn console_size(con: &std::fs::File) -> Option<(i16, i16)> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Console::{
+        GetConsoleScreenBufferInfo, CONSOLE_SCREEN_BUFFER_INFO,
+    };
+    // SAFETY: a plain-data struct for which all zeroes is a valid value.
+    let mut info: CONSOLE_SCREEN_BUFFER_INFO = unsafe { std::mem::zeroed() };
+    // SAFETY: an open console output handle; `info` outlives the call.
+    let ok = unsafe { GetConsoleScreenBufferInfo(con.as_raw_handle(), &mut info) } != 0;
+    let w = info.srWindow;
+    ok.then(|| (w.Right - w.Left + 1, w.Bottom - w.Top + 1))
 }
 
 #[cfg(not(windows))]

@@ -5,7 +5,10 @@
 //! naming the argument), the environment replaced or inherited, the
 //! working directory the held handle names, stdin null or a pipe, stdout
 //! and stderr pipes, and the process inside a Job Object of its own from
-//! its first instruction.
+//! its first instruction. In terminal mode the process is attached to a
+//! pseudo console of its own instead (`nlc_windows::terminal`): what it
+//! types and shows go through the console's two pipes, and the console is
+//! kept as the command's terminal.
 //!
 //! Each started command's job and process handle are kept by pid in
 //! `trees` until [`reap`]; [`peek_exit`] and [`exit_notice`] read its exit
@@ -22,7 +25,7 @@ use nlc_windows::command::{self, Start, StartError};
 use nlc_windows::dir::HeldDir;
 
 use super::launch::Request;
-pub use super::launch::{Input, Spawned, DEFAULT_PATH};
+pub use super::launch::{Input, Spawned, Terminal, DEFAULT_PATH};
 pub use super::trees::{exit_notice, peek_exit, reap, Exit};
 use crate::platform::{BorrowedFd, OwnedFd};
 
@@ -31,10 +34,6 @@ pub const DEFAULT_TERM: &str = "xterm-256color";
 
 /// The variables a private temp directory is given as.
 pub const TMP_NAMES: [&str; 3] = ["TMPDIR", "TMP", "TEMP"];
-
-/// Why a terminal start is refused on Windows (a pseudo console is not
-/// offered yet).
-pub const TERMINAL_UNAVAILABLE: &str = "terminal mode (a pseudo console, ConPTY) is not available on Windows yet: start the command without terminal (stdin \"pipe\" or \"ignore\")";
 
 fn into_io(e: StartError) -> io::Error {
     match e {
@@ -70,20 +69,34 @@ pub fn refusal(
 
 /// Start what `req` describes (the one entry point of this module).
 pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
-    if let Input::Terminal { .. } = req.input {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            TERMINAL_UNAVAILABLE,
-        ));
-    }
     let dir = HeldDir::duplicate(req.dir)?;
-    let (started, pipes) = command::start_overlapped(&Start {
+    let start = Start {
         argv: req.argv,
         dir: &dir,
         env: req.env,
         stdin_pipe: req.input == Input::Pipe,
-    })
-    .map_err(into_io)?;
+    };
+    if let Input::Terminal { cols, rows } = req.input {
+        // `TERM` as on Unix, unless the environment names one: programs
+        // that read it (git's pager, ports of Unix tools) get the terminal
+        // the console renders for.
+        let env = with_term(req.env);
+        let start = Start {
+            env: Some(&env),
+            ..start
+        };
+        let t = nlc_windows::terminal::start_terminal(&start, cols, rows).map_err(into_io)?;
+        let pid = t.pid as i32;
+        super::trees::insert(pid, t.job, t.process);
+        return Ok(Spawned {
+            pid,
+            stdout: t.output,
+            stderr: None,
+            stdin: Some(t.input),
+            terminal: Some(t.console),
+        });
+    }
+    let (started, pipes) = command::start_overlapped(&start).map_err(into_io)?;
     let pid = started.child.id() as i32;
     super::trees::insert(pid, started.job, OwnedHandle::from(started.child));
     Ok(Spawned {
@@ -95,12 +108,25 @@ pub fn spawn(req: &Request<'_>) -> io::Result<Spawned> {
     })
 }
 
-/// A terminal's window size: no terminal exists on Windows yet.
-pub fn resize_terminal(_master: &OwnedFd, _cols: u16, _rows: u16) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        TERMINAL_UNAVAILABLE,
-    ))
+/// The environment of a terminal command: the replacing one or the host's,
+/// with `TERM` added unless it names one (names ignore case). A host
+/// variable that is not valid Unicode is left out.
+fn with_term(env: Option<&[(String, String)]>) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = match env {
+        Some(v) => v.to_vec(),
+        None => std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
+    };
+    if !vars.iter().any(|(k, _)| k.eq_ignore_ascii_case("TERM")) {
+        vars.push(("TERM".into(), DEFAULT_TERM.into()));
+    }
+    vars
+}
+
+/// Gives a terminal command's pseudo console a new window size.
+pub fn resize_terminal(console: &Terminal, cols: u16, rows: u16) -> io::Result<()> {
+    console.resize(cols, rows)
 }
 
 /// No descriptor becomes readable on a process's exit here: the caller
