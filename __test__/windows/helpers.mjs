@@ -18,6 +18,7 @@
 // node.exe's own output goes to a file under wine (it cannot write to a Unix
 // pipe); the commands' output reaches the engine through Windows pipes.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -78,6 +79,23 @@ fs.renameSync(process.argv[2] + '.tmp', process.argv[2])
 setInterval(() => {}, 1000)
 `,
   )
+}
+
+/**
+ * The control of every "no process left" test: the tree script started
+ * plainly (no job) and its child killed. Resolves with the detached
+ * grandchild's pid once the child is gone and a second has passed; the
+ * grandchild is ended after the test.
+ */
+export async function treeWithoutJob(t, dir) {
+  const pidFile = join(dir, 'pids.json')
+  const child = spawn(NODE, [treeScript(dir), pidFile], { stdio: 'ignore' })
+  const pids = await jsonFile(pidFile)
+  t.after(() => end(pids.grandchild))
+  child.kill()
+  await allGone([pids.child])
+  await new Promise((r) => setTimeout(r, 1000))
+  return pids.grandchild
 }
 
 /** Settles a command (awaitBackgroundCommand with a bound), failing if it does not. */

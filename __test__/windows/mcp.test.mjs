@@ -4,7 +4,7 @@
 // a run paged back exactly, a tree killed, the refusals a Windows host makes
 // in tool terms, and nothing left running once the client closes.
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
-import { NODE, allGone, alive, end, jsonFile, nc, script, tempRoot, treeScript } from './helpers.mjs'
+import { NODE, allGone, alive, end, jsonFile, nc, script, tempRoot, treeScript, treeWithoutJob } from './helpers.mjs'
 
 const MCP = fileURLToPath(new URL('../../mcp/', import.meta.url))
 const BIN = join(MCP, 'bin', 'neurolink-commands-mcp.js')
@@ -198,14 +198,6 @@ test('without an allowed executable the server exits with code 2, its example a 
 })
 
 test('control: a detached grandchild outlives its parent when no job holds it', async (t) => {
-  const dir = tempRoot(t)
-  const tree = treeScript(dir)
-  const pidFile = join(dir, 'pids.json')
-  const child = spawn(NODE, [tree, pidFile], { stdio: 'ignore' })
-  const pids = await jsonFile(pidFile)
-  t.after(() => end(pids.grandchild))
-  child.kill()
-  await allGone([pids.child])
-  await new Promise((r) => setTimeout(r, 1000))
-  assert.equal(alive(pids.grandchild), true, 'only a job ends it')
+  const grandchild = await treeWithoutJob(t, tempRoot(t))
+  assert.equal(alive(grandchild), true, 'only a job ends it')
 })

@@ -4,11 +4,10 @@
 // end it). The control starts the same tree with Node's child_process and
 // kills the child alone: the grandchild survives, so the checks can fail.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
-import { NODE, allGone, alive, end, hostWith, jsonFile, nc, settle, tempRoot, treeScript } from './helpers.mjs'
+import { NODE, allGone, alive, end, hostWith, jsonFile, nc, settle, tempRoot, treeScript, treeWithoutJob } from './helpers.mjs'
 
 /** Starts tree.js as a command; returns its handle and the two pids once written. */
 async function startTree(t, extraPolicy = {}, options = {}) {
@@ -85,14 +84,6 @@ test('the output cap stops a flooding command and its grandchild, keeping exactl
 })
 
 test('control: killing only the child (no job) leaves the detached grandchild running', async (t) => {
-  const root = tempRoot(t)
-  const tree = treeScript(root)
-  const pidFile = join(root, 'pids.json')
-  const child = spawn(NODE, [tree, pidFile], { stdio: 'ignore' })
-  const pids = await jsonFile(pidFile)
-  t.after(() => end(pids.grandchild))
-  child.kill()
-  await allGone([pids.child])
-  await new Promise((r) => setTimeout(r, 1000))
-  assert.equal(alive(pids.grandchild), true, 'the grandchild outlived its parent: only a job ends it')
+  const grandchild = await treeWithoutJob(t, tempRoot(t))
+  assert.equal(alive(grandchild), true, 'the grandchild outlived its parent: only a job ends it')
 })

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use neurolink_commands_engine::capture::Stream;
 use neurolink_commands_engine::commands::{self, StartOptions};
-use neurolink_commands_engine::errors::EngineError;
 use neurolink_commands_engine::paging::Window;
 use neurolink_commands_engine::policy::confine::ConfinementInput;
 use neurolink_commands_engine::policy::PolicyInput;
@@ -55,19 +54,6 @@ fn fixture(grace_ms: f64) -> Fixture {
 }
 
 impl Fixture {
-    fn start(&self, argv: &[&str], opts: StartOptions) -> Result<String, EngineError> {
-        let argv = argv.iter().map(|s| s.to_string()).collect();
-        let opts = StartOptions {
-            cwd: if opts.cwd.is_empty() {
-                ".".into()
-            } else {
-                opts.cwd
-            },
-            ..opts
-        };
-        commands::start(&self.engine, argv, opts, self.ctx()).map(|h| h.task_id)
-    }
-
     /// `node -e <script> [args]`.
     fn node(&self, script: &str, opts: StartOptions) -> String {
         let n = node();
@@ -385,10 +371,11 @@ async fn a_terminal_commands_tree_is_stopped_and_settles() {
     let deadline = Instant::now() + Duration::from_secs(30);
     let pid: u32 = loop {
         let text = screen_text(&f.stdout(&id));
-        if let Some(rest) = text.split("pid ").nth(1) {
-            if let Some(p) = rest.split(" end").next().filter(|_| rest.contains(" end")) {
-                break p.trim().parse().unwrap();
-            }
+        if let Some((p, _)) = text
+            .split_once("pid ")
+            .and_then(|(_, r)| r.split_once(" end"))
+        {
+            break p.trim().parse().unwrap();
         }
         assert!(Instant::now() < deadline, "{text:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;

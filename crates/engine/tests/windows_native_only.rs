@@ -37,18 +37,12 @@ async fn sigterm_is_a_break_that_ends_a_heeding_tree_before_the_grace() {
         kill_grace_ms: Some(30_000.0),
         ..Default::default()
     });
-    let argv = vec![node(), "-e".into(), "setInterval(()=>{},1000)".into()];
-    let id = commands::start(
-        &f.engine,
-        argv,
-        StartOptions {
-            cwd: ".".into(),
-            ..Default::default()
-        },
-        f.ctx(),
-    )
-    .unwrap()
-    .task_id;
+    let id = f
+        .start(
+            &[&node(), "-e", "setInterval(()=>{},1000)"],
+            StartOptions::default(),
+        )
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let t = Instant::now();
     let st = commands::kill(&f.engine, f.host, &id, 15, KillReason::Caller)
@@ -82,21 +76,19 @@ async fn a_junction_out_of_the_root_is_outside() {
     junction("out", outside.path());
     junction("in", &f.root.path().join("sub"));
     let start = |cwd: &str| {
-        commands::start(
-            &f.engine,
-            vec![node(), "-e".into(), "0".into()],
+        f.start(
+            &[&node(), "-e", "0"],
             StartOptions {
                 cwd: cwd.into(),
                 ..Default::default()
             },
-            f.ctx(),
         )
     };
     let e = start("out").unwrap_err();
     assert_eq!(e.code(), "NLC_OUTSIDE_ROOT", "{e}");
     assert!(e.to_string().contains("outside the permitted root"), "{e}");
     // Control: a junction to a directory inside the root is followed.
-    let id = start("in").unwrap().task_id;
+    let id = start("in").unwrap();
     let st = commands::await_settled(&f.engine, f.host, &id, Some(60_000.0))
         .await
         .unwrap();
@@ -116,19 +108,15 @@ fn terminal_fixture() -> common::Fixture {
     })
 }
 
-fn start_terminal(f: &common::Fixture, argv: &[String], cols: u16, rows: u16) -> String {
-    commands::start(
-        &f.engine,
-        argv.to_vec(),
+fn start_terminal(f: &common::Fixture, argv: &[&str], cols: u16, rows: u16) -> String {
+    f.start(
+        argv,
         StartOptions {
-            cwd: ".".into(),
             input: Input::Terminal { cols, rows },
             ..Default::default()
         },
-        f.ctx(),
     )
     .unwrap()
-    .task_id
 }
 
 fn shown(f: &common::Fixture, id: &str) -> String {
@@ -154,10 +142,11 @@ async fn until_shown(f: &common::Fixture, id: &str, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ordinary_program_prints_on_its_console() {
     let f = terminal_fixture();
+    let n = node();
     let argv = [
-        node(),
-        "-e".into(),
-        "console.log('tty ' + process.stdout.isTTY + ' ' + process.stdin.isTTY); console.error('on stderr too')".into(),
+        n.as_str(),
+        "-e",
+        "console.log('tty ' + process.stdout.isTTY + ' ' + process.stdin.isTTY); console.error('on stderr too')",
     ];
     let id = start_terminal(&f, &argv, 80, 24);
     let st = commands::await_settled(&f.engine, f.host, &id, Some(60_000.0))
@@ -175,7 +164,7 @@ async fn a_resize_reaches_the_program() {
     let f = terminal_fixture();
     let script = "const s = () => console.log('size ' + process.stdout.columns + 'x' + process.stdout.rows); \
         s(); process.stdout.on('resize', () => { s(); process.exit(0) }); setInterval(() => {}, 1000)";
-    let id = start_terminal(&f, &[node(), "-e".into(), script.into()], 100, 30);
+    let id = start_terminal(&f, &[&node(), "-e", script], 100, 30);
     until_shown(&f, &id, "size 100x30").await;
     commands::resize_terminal(&f.engine, f.host, &id, 120, 40).unwrap();
     let st = commands::await_settled(&f.engine, f.host, &id, Some(60_000.0))
@@ -194,7 +183,7 @@ async fn a_resize_reaches_the_program() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn end_types_the_consoles_end_of_input() {
     let f = terminal_fixture();
-    let id = start_terminal(&f, &[system32("sort.exe")], 80, 24);
+    let id = start_terminal(&f, &[&system32("sort.exe")], 80, 24);
     tokio::time::sleep(Duration::from_millis(500)).await;
     commands::write_input(&f.engine, f.host, &id, b"pear\rapple\r".to_vec(), true)
         .await

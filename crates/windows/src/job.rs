@@ -99,14 +99,8 @@ impl Job {
     pub fn spawn(&self, cmd: &mut Command) -> io::Result<Child> {
         cmd.creation_flags(CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP);
         let mut child = cmd.spawn()?;
-        let process = child.as_raw_handle() as HANDLE;
-        // SAFETY: both handles are open: the job is ours, the process handle
-        // belongs to `child`, alive for the call.
-        let assigned = check(unsafe { AssignProcessToJobObject(self.handle.0, process) });
-        let started = assigned.and_then(|()| resume_main_thread(child.id()));
-        if let Err(e) = started {
-            // SAFETY: the process handle is open (owned by `child`).
-            unsafe { TerminateProcess(process, 1) };
+        let pid = child.id();
+        if let Err(e) = self.take_in(child.as_raw_handle(), || resume_main_thread(pid)) {
             let _ = child.wait();
             return Err(e);
         }
@@ -117,19 +111,25 @@ impl Job {
     /// run) into this job, then resumes it. If it cannot be assigned it is
     /// terminated and never runs a single instruction of its own.
     pub fn adopt(&self, process: &OwnedHandle, thread: OwnedHandle) -> io::Result<()> {
-        // SAFETY: the job is ours and open; the process handle is open for
-        // the call (borrowed from `process`).
-        let assigned =
-            check(unsafe { AssignProcessToJobObject(self.handle.0, process.as_raw_handle()) });
-        // SAFETY: `thread` is the open handle of the suspended main thread.
-        let started =
-            assigned.and_then(|()| match unsafe { ResumeThread(thread.as_raw_handle()) } {
+        self.take_in(process.as_raw_handle(), || {
+            // SAFETY: `thread` is the open handle of the suspended main thread.
+            match unsafe { ResumeThread(thread.as_raw_handle()) } {
                 u32::MAX => Err(io::Error::last_os_error()),
                 _ => Ok(()),
-            });
+            }
+        })
+    }
+
+    /// Assigns the suspended `process` to this job, then lets it run with
+    /// `resume`; if either fails the process is terminated.
+    fn take_in(&self, process: HANDLE, resume: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        // SAFETY: the job is ours and open; the caller keeps the process
+        // handle open for the call.
+        let started = check(unsafe { AssignProcessToJobObject(self.handle.0, process) })
+            .and_then(|()| resume());
         if started.is_err() {
-            // SAFETY: the process handle is open (borrowed from `process`).
-            unsafe { TerminateProcess(process.as_raw_handle(), 1) };
+            // SAFETY: as above: the process handle is open.
+            unsafe { TerminateProcess(process, 1) };
         }
         started
     }

@@ -355,12 +355,14 @@ async fn run(
             },
             e = &mut exit_wait, if exit.is_none() => {
                 exit = Some(e);
-                // A pseudo console keeps its output open after the program
-                // ends, until it is closed; closing waits for its host to
-                // flush what it rendered, which this loop goes on reading.
-                #[cfg(windows)]
-                if let Some(console) = rec.input.as_ref().and_then(|i| i.take_master()) {
-                    tokio::task::spawn_blocking(move || drop(console));
+                // The leader is gone: its terminal takes no more resizes and
+                // is let go. A Windows pseudo console keeps the output open
+                // until it is closed, and closing waits for its host to flush
+                // what it rendered (which this loop goes on reading), so it
+                // is dropped off the runtime. On Unix the reads hold their
+                // own copy of the master side.
+                if let Some(t) = rec.input.as_ref().and_then(|i| i.take_master()) {
+                    tokio::task::spawn_blocking(move || drop(t));
                 }
                 drain_timer.as_mut().reset(Instant::now() + DRAIN_GRACE);
                 draining = true;

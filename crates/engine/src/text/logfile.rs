@@ -39,9 +39,23 @@ use rustix::fs::{self as rfs, Mode, OFlags};
 #[path = "logfile_windows.rs"]
 mod windows;
 #[cfg(windows)]
-pub use windows::{
-    abandoned, default_base, make_task_dir, open_log, remove_foreign, remove_task_dir, try_dir,
-};
+pub use windows::{abandoned, make_task_dir, open_log, remove_foreign, remove_task_dir, try_dir};
+#[cfg(windows)]
+use windows::{user_suffix, BASE_RULE, TMP_VAR};
+
+/// The rule a log directory must meet to be trusted, as a refusal states it.
+#[cfg(unix)]
+const BASE_RULE: &str = "A log directory must be a real directory (not a symlink) owned by this user and not writable by group or others";
+
+/// The variable naming the temporary directory the default base is under.
+#[cfg(unix)]
+const TMP_VAR: &str = "TMPDIR";
+
+/// What tells this user's default base from another's: the uid.
+#[cfg(unix)]
+fn user_suffix() -> String {
+    rustix::process::geteuid().as_raw().to_string()
+}
 
 /// A log could not be handed out: it was removed on purpose, or the file at
 /// its place is not the one the runner created. Carried inside an
@@ -188,15 +202,14 @@ pub fn named_base(path: &Path) -> Result<LogBase, BaseError> {
         Candidate::Trusted(b) => Ok(b),
         Candidate::Failed(e) => Err(BaseError::Os(path.to_path_buf(), e)),
         Candidate::Untrusted(why) => Err(BaseError::Untrusted(format!(
-            "The log directory {} is not trusted: {why}. A log directory must be a real directory (not a symlink) owned by this user and not writable by group or others",
+            "The log directory {} is not trusted: {why}. {BASE_RULE}",
             path.display()
         ))),
     }
 }
 
 /// The default base under `tmpdir`: `neurolink-commands` when it is trusted,
-/// else `neurolink-commands-<uid>`.
-#[cfg(unix)]
+/// else `neurolink-commands-<uid>` (on Windows `-<user name>`).
 pub fn default_base(tmpdir: &Path) -> Result<LogBase, BaseError> {
     let first = tmpdir.join("neurolink-commands");
     let why_first = match try_dir(&first) {
@@ -204,13 +217,12 @@ pub fn default_base(tmpdir: &Path) -> Result<LogBase, BaseError> {
         Candidate::Failed(e) => return Err(BaseError::Os(first, e)),
         Candidate::Untrusted(why) => why,
     };
-    let uid = rustix::process::geteuid().as_raw();
-    let second = tmpdir.join(format!("neurolink-commands-{uid}"));
+    let second = tmpdir.join(format!("neurolink-commands-{}", user_suffix()));
     match try_dir(&second) {
         Candidate::Trusted(b) => Ok(b),
         Candidate::Failed(e) => Err(BaseError::Os(second, e)),
         Candidate::Untrusted(why) => Err(BaseError::Untrusted(format!(
-            "No trusted log directory under {}: {} is not usable ({why_first}) and neither is {} ({why}). A log directory must be a real directory (not a symlink) owned by this user and not writable by group or others; remove them or point TMPDIR or NEUROLINK_COMMANDS_LOG_DIR elsewhere",
+            "No trusted log directory under {}: {} is not usable ({why_first}) and neither is {} ({why}). {BASE_RULE}; remove them or point {TMP_VAR} or NEUROLINK_COMMANDS_LOG_DIR elsewhere",
             tmpdir.display(),
             first.display(),
             second.display()

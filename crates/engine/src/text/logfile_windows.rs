@@ -19,8 +19,8 @@ use nlc_windows::logdir;
 use windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT;
 
 use super::{
-    identify_sized, left_behind, looks_like_task_id, own_marker, BaseError, Candidate, Foreign,
-    Ident, LogBase, LogGone, Made, MakeError, MANIFEST_FILE,
+    identify_sized, left_behind, looks_like_task_id, own_marker, Candidate, Foreign, Ident,
+    LogBase, LogGone, Made, MakeError, MANIFEST_FILE,
 };
 
 /// Create `path` (owner and SYSTEM only) if it is missing, then open and
@@ -41,31 +41,20 @@ pub fn try_dir(path: &Path) -> Candidate {
     }
 }
 
-/// The default base under `tmpdir`: `neurolink-commands` when it is trusted,
-/// else `neurolink-commands-<user name>`.
-pub fn default_base(tmpdir: &Path) -> Result<LogBase, BaseError> {
-    let first = tmpdir.join("neurolink-commands");
-    let why_first = match try_dir(&first) {
-        Candidate::Trusted(b) => return Ok(b),
-        Candidate::Failed(e) => return Err(BaseError::Os(first, e)),
-        Candidate::Untrusted(why) => why,
-    };
-    let user: String = std::env::var("USERNAME")
+/// The rule a log directory must meet to be trusted, as a refusal states it.
+pub(super) const BASE_RULE: &str = "A log directory must be a real directory (not a junction or symbolic link) owned by this user whose ACL grants no one else access";
+
+/// The variable naming the temporary directory the default base is under.
+pub(super) const TMP_VAR: &str = "TEMP";
+
+/// What tells this user's default base from another's: the user name, kept
+/// to characters any file name takes.
+pub(super) fn user_suffix() -> String {
+    std::env::var("USERNAME")
         .unwrap_or_else(|_| "user".into())
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .collect();
-    let second = tmpdir.join(format!("neurolink-commands-{user}"));
-    match try_dir(&second) {
-        Candidate::Trusted(b) => Ok(b),
-        Candidate::Failed(e) => Err(BaseError::Os(second, e)),
-        Candidate::Untrusted(why) => Err(BaseError::Untrusted(format!(
-            "No trusted log directory under {}: {} is not usable ({why_first}) and neither is {} ({why}). A log directory must be a real directory (not a junction or symbolic link) owned by this user whose ACL grants no one else access; remove them or point TEMP or NEUROLINK_COMMANDS_LOG_DIR elsewhere",
-            tmpdir.display(),
-            first.display(),
-            second.display()
-        ))),
-    }
+        .collect()
 }
 
 /// Make `<base>/<name>` (owner and SYSTEM only) with its writer's marker

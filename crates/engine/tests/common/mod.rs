@@ -42,6 +42,26 @@ pub fn fixture(policy: PolicyInput) -> Fixture {
 }
 
 impl Fixture {
+    /// Starts `argv` under the host's policy with `opts` (`cwd` "." unless
+    /// it names one): the task id, or the refusal.
+    pub fn start(
+        &self,
+        argv: &[&str],
+        opts: neurolink_commands_engine::commands::StartOptions,
+    ) -> Result<String, neurolink_commands_engine::errors::EngineError> {
+        let argv = argv.iter().map(|s| s.to_string()).collect();
+        let opts = neurolink_commands_engine::commands::StartOptions {
+            cwd: if opts.cwd.is_empty() {
+                ".".into()
+            } else {
+                opts.cwd
+            },
+            ..opts
+        };
+        neurolink_commands_engine::commands::start(&self.engine, argv, opts, self.ctx())
+            .map(|h| h.task_id)
+    }
+
     /// A start under the host's own policy, logs in the fixture's directory.
     pub fn ctx(&self) -> StartContext<'static> {
         StartContext {
@@ -69,15 +89,11 @@ impl Fixture {
     ) -> (neurolink_commands_engine::record::Status, String) {
         use neurolink_commands_engine::commands::{self, StartOptions};
         use neurolink_commands_engine::{bank, record::State};
-        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
         let opts = StartOptions {
-            cwd: ".".into(),
             confine,
             ..Default::default()
         };
-        let id = commands::start(&self.engine, argv, opts, self.ctx())
-            .unwrap()
-            .task_id;
+        let id = self.start(&["/bin/bash", "-c", script], opts).unwrap();
         let st = commands::await_settled(&self.engine, self.host, &id, Some(wait_ms))
             .await
             .unwrap();

@@ -27,6 +27,29 @@ pub(super) fn repo(root: &Path) {
     assert!(git(root, &["commit", "-qm", "one"]).status.success());
 }
 
+/// `upstream` added to the repository at `root` as a submodule at `at`,
+/// committed.
+pub(super) fn add_submodule(root: &Path, upstream: &Path, at: &str) {
+    let add = git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            upstream.to_str().unwrap(),
+            at,
+        ],
+    );
+    assert!(add.status.success(), "{add:?}");
+    assert!(git(root, &["commit", "-qm", "sub"]).status.success());
+}
+
+/// What the user's git reads: `core.fsmonitor` runs at `git status`, in the
+/// repository's top.
+pub(super) const FSMONITOR: &str = "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n'";
+
 pub(super) const HOOK: &str = "#!/bin/sh\\ntouch \"$PWD/PLANTED\"\\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,10 +63,10 @@ async fn git_hooks_and_config_cannot_be_planted() {
     let plant = |how: &str| -> String {
         match how {
             "hook" => format!("printf '{HOOK}' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"),
-            "fsmonitor" => "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' >> .git/config".into(),
+            "fsmonitor" => format!("{FSMONITOR} >> .git/config"),
             "hookspath" => format!("mkdir -p h && printf '{HOOK}' > h/pre-commit && chmod +x h/pre-commit && printf '[core]\\n\\thooksPath = h\\n' >> .git/config"),
-            "symlink" => "ln -sf /dev/null x && printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' > cfg && ln -sf ../cfg .git/config.new && mv -f .git/config.new .git/config".into(),
-            "rename" => "mv .git .git-old && git init -q && printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n' >> .git/config".into(),
+            "symlink" => format!("ln -sf /dev/null x && {FSMONITOR} > cfg && ln -sf ../cfg .git/config.new && mv -f .git/config.new .git/config"),
+            "rename" => format!("mv .git .git-old && git init -q && {FSMONITOR} >> .git/config"),
             "gitfile" => format!("mv .git moved-git && echo 'gitdir: moved-git' > .git && printf '{HOOK}' > moved-git/hooks/pre-commit && chmod +x moved-git/hooks/pre-commit"),
             _ => unreachable!(),
         }
@@ -192,26 +215,12 @@ async fn a_submodules_hooks_config_and_gitfile_cannot_be_planted() {
     .status
     .success());
     repo(&root);
-    let add = git(
-        &root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            upstream.path().to_str().unwrap(),
-            "sub",
-        ],
-    );
-    assert!(add.status.success(), "{add:?}");
-    assert!(git(&root, &["commit", "-qm", "sub"]).status.success());
-    let fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n'";
+    add_submodule(&root, upstream.path(), "sub");
     let plant = |how: &str| -> String {
         match how {
-            "config" => format!("{fsmonitor} >> .git/modules/sub/config"),
+            "config" => format!("{FSMONITOR} >> .git/modules/sub/config"),
             "hook" => format!("printf '{HOOK}' > .git/modules/sub/hooks/pre-commit && chmod +x .git/modules/sub/hooks/pre-commit"),
-            "gitfile" => format!("cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && {fsmonitor} >> evil/config && echo 'gitdir: ../evil' > sub/.git"),
+            "gitfile" => format!("cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && {FSMONITOR} >> evil/config && echo 'gitdir: ../evil' > sub/.git"),
             _ => unreachable!(),
         }
     };

@@ -13,6 +13,7 @@
 
 use std::path::Path;
 
+use neurolink_commands_engine::commands::StartOptions;
 use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput};
 use neurolink_commands_engine::policy::PolicyInput;
 use neurolink_commands_engine::process::confine::{self as kernel, Level};
@@ -69,6 +70,11 @@ impl Fixture {
     fn root(&self) -> &Path {
         self.root.path()
     }
+
+    /// Starts `bash -c script` with `opts`: its task id.
+    fn bash(&self, script: &str, opts: StartOptions) -> String {
+        self.start(&["/bin/bash", "-c", script], opts).unwrap()
+    }
 }
 
 /// Read `"all"` with the fixture's root writable, or with `write` (when
@@ -89,6 +95,33 @@ fn read_all_with(write: &[&Path], network: bool) -> Option<ConfinementInput> {
         network: network.then_some(true),
         ..Default::default()
     })
+}
+
+/// A tmux server listening on `sock` (a daemon a command could drive
+/// through its socket), ended when dropped, a failed test's too.
+struct TmuxServer(std::path::PathBuf);
+
+impl TmuxServer {
+    fn start(sock: &Path) -> TmuxServer {
+        let ok = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(sock)
+            .args(["new", "-d", "sleep 60"])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        TmuxServer(sock.to_path_buf())
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.0)
+            .arg("kill-server")
+            .status();
+    }
 }
 
 /// A directory visible in the read-`"all"` view (not under the private

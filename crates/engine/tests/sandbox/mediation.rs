@@ -8,13 +8,12 @@
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use neurolink_commands_engine::bank;
 use neurolink_commands_engine::commands::{self, StartOptions};
 
-use super::{fixture, outside_dir, read_all, read_all_with, sandbox_here};
+use super::{fixture, outside_dir, read_all, read_all_with, sandbox_here, TmuxServer};
 
 /// A Python script that tries a stream connect (sending a byte) to
 /// `stream`, a datagram to `dgram`, and a stream connect through a symlink
@@ -166,13 +165,7 @@ async fn read_all_tmux_server_outside_cannot_be_driven() {
     let f = fixture();
     let dir = outside_dir();
     let sock = dir.path().join("tmux.sock");
-    let ok = Command::new("tmux")
-        .arg("-S")
-        .arg(&sock)
-        .args(["new", "-d", "sleep 60"])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let _server = TmuxServer::start(&sock);
     let script = |marker: &Path| {
         format!(
             "tmux -S {} run-shell 'touch {}'; echo $?",
@@ -208,11 +201,6 @@ async fn read_all_tmux_server_outside_cannot_be_driven() {
         }
         assert!(marker.exists(), "{name}");
     }
-    let _ = Command::new("tmux")
-        .arg("-S")
-        .arg(&sock)
-        .arg("kill-server")
-        .status();
 }
 
 /// A racer: one thread connects again and again with an address buffer
@@ -361,16 +349,14 @@ async fn read_all_in_a_terminal_reaches_no_daemon_socket_either() {
         stream.display()
     );
     let start = |confine| {
-        let opts = StartOptions {
-            cwd: ".".into(),
-            input: neurolink_commands_engine::spawn::Input::Terminal { cols: 80, rows: 24 },
-            confine,
-            ..Default::default()
-        };
-        let argv = vec!["/bin/bash".into(), "-c".into(), script.clone()];
-        commands::start(&f.engine, argv, opts, f.ctx())
-            .unwrap()
-            .task_id
+        f.bash(
+            &script,
+            StartOptions {
+                input: neurolink_commands_engine::spawn::Input::Terminal { cols: 80, rows: 24 },
+                confine,
+                ..Default::default()
+            },
+        )
     };
     for (confine, want) in [
         (

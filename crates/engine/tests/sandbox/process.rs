@@ -67,15 +67,13 @@ async fn a_term_ends_a_command_without_a_handler_at_once_and_reaches_one_with() 
     }
     let f = fixture();
     let start = |script: &str| {
-        let argv = vec!["/bin/bash".into(), "-c".into(), script.into()];
-        let opts = StartOptions {
-            cwd: ".".into(),
-            confine: confined(),
-            ..Default::default()
-        };
-        commands::start(&f.engine, argv, opts, f.ctx())
-            .unwrap()
-            .task_id
+        f.bash(
+            script,
+            StartOptions {
+                confine: confined(),
+                ..Default::default()
+            },
+        )
     };
     // No handler: bash -c 'exec sleep' leaves sleep as PID 1.
     let id = start("exec sleep 60");
@@ -104,20 +102,14 @@ async fn a_terminal_command_runs_in_the_sandbox_with_its_own_terminal_only() {
         return;
     }
     let f = fixture();
-    let argv = vec![
-        "/bin/bash".to_string(),
-        "-c".to_string(),
-        "tty; stty size; echo $$; ls /dev/pts; read -r line; echo \"got $line\"".to_string(),
-    ];
-    let opts = StartOptions {
-        cwd: ".".into(),
-        input: neurolink_commands_engine::spawn::Input::Terminal { cols: 91, rows: 17 },
-        confine: confined(),
-        ..Default::default()
-    };
-    let id = commands::start(&f.engine, argv, opts, f.ctx())
-        .unwrap()
-        .task_id;
+    let id = f.bash(
+        "tty; stty size; echo $$; ls /dev/pts; read -r line; echo \"got $line\"",
+        StartOptions {
+            input: neurolink_commands_engine::spawn::Input::Terminal { cols: 91, rows: 17 },
+            confine: confined(),
+            ..Default::default()
+        },
+    );
     // The shell waits for its line: give it one.
     tokio::time::sleep(Duration::from_millis(300)).await;
     commands::write_input(&f.engine, f.host, &id, b"typed\r".to_vec(), false)

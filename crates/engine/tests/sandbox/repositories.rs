@@ -8,12 +8,8 @@ use std::path::Path;
 use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput};
 use neurolink_commands_engine::process::confine::Level;
 
-use super::git::{git, repo, HOOK};
+use super::git::{add_submodule, git, repo, FSMONITOR, HOOK};
 use super::{confined, fixture, landlock_only, sandbox_here};
-
-/// What the user's git reads: `core.fsmonitor` runs at `git status`, in the
-/// repository's top.
-const FSMONITOR: &str = "printf '[core]\\n\\tfsmonitor = \"touch PLANTED; false\"\\n'";
 
 /// A repository at `dir` (made with its parents) with one commit.
 fn repo_in(dir: &Path) {
@@ -29,20 +25,7 @@ fn repositories(root: &Path) -> tempfile::TempDir {
     let upstream = tempfile::tempdir().unwrap();
     repo(upstream.path());
     repo(root);
-    let add = git(
-        root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            upstream.path().to_str().unwrap(),
-            "libs/sub",
-        ],
-    );
-    assert!(add.status.success(), "{add:?}");
-    assert!(git(root, &["commit", "-qm", "sub"]).status.success());
+    add_submodule(root, upstream.path(), "libs/sub");
     for d in ["app", "packages/a", "x/y/z"] {
         repo_in(&root.join(d));
     }

@@ -4,12 +4,11 @@
 
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::UnixListener;
-use std::process::Command;
 use std::time::Duration;
 
 use neurolink_commands_engine::policy::confine::{ConfinementInput, ReadInput};
 
-use super::{confined, fixture, sandbox_here};
+use super::{confined, fixture, sandbox_here, TmuxServer};
 
 /// A daemon's socket outside the write trees, in /tmp and in /run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,13 +100,7 @@ async fn a_tmux_server_cannot_be_driven() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("tmux.sock");
     let pwned = dir.path().join("pwned");
-    let ok = Command::new("tmux")
-        .arg("-S")
-        .arg(&sock)
-        .args(["new", "-d", "sleep 60"])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let _server = TmuxServer::start(&sock);
     let script = format!(
         "tmux -S {} run-shell 'touch {}'; echo $?",
         sock.display(),
@@ -129,9 +122,4 @@ async fn a_tmux_server_cannot_be_driven() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(pwned.exists());
-    let _ = Command::new("tmux")
-        .arg("-S")
-        .arg(&sock)
-        .arg("kill-server")
-        .status();
 }

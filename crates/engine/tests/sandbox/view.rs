@@ -72,19 +72,13 @@ async fn the_views_mounts_are_not_seen_outside() {
     let f = fixture();
     let host_mounts = || std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     let before = host_mounts();
-    let argv = vec![
-        "/bin/bash".into(),
-        "-c".into(),
-        "cut -d' ' -f5 /proc/self/mountinfo; sleep 1".into(),
-    ];
-    let opts = StartOptions {
-        cwd: ".".into(),
-        confine: confined(),
-        ..Default::default()
-    };
-    let id = commands::start(&f.engine, argv, opts, f.ctx())
-        .unwrap()
-        .task_id;
+    let id = f.bash(
+        "cut -d' ' -f5 /proc/self/mountinfo; sleep 1",
+        StartOptions {
+            confine: confined(),
+            ..Default::default()
+        },
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during = host_mounts();
     let st = commands::await_settled(&f.engine, f.host, &id, Some(20_000.0))
@@ -239,19 +233,13 @@ async fn the_views_namespace_is_held_while_it_runs_and_let_go_after() {
         return;
     }
     let f = fixture();
-    let argv = vec![
-        "/bin/bash".into(),
-        "-c".into(),
-        "readlink /proc/self/ns/mnt > ns.tmp && mv ns.tmp ns && sleep 1".into(),
-    ];
-    let opts = StartOptions {
-        cwd: ".".into(),
-        confine: confined(),
-        ..Default::default()
-    };
-    let id = commands::start(&f.engine, argv, opts, f.ctx())
-        .unwrap()
-        .task_id;
+    let id = f.bash(
+        "readlink /proc/self/ns/mnt > ns.tmp && mv ns.tmp ns && sleep 1",
+        StartOptions {
+            confine: confined(),
+            ..Default::default()
+        },
+    );
     // The namespaces this test process holds open.
     let held = || -> Vec<String> {
         std::fs::read_dir("/proc/self/fd")
@@ -327,15 +315,13 @@ python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("{m}/s.soc
         for name in ["go", "ready"] {
             let _ = std::fs::remove_file(f.root().join(name));
         }
-        let argv = vec!["/bin/bash".into(), "-c".into(), script.clone()];
-        let opts = StartOptions {
-            cwd: ".".into(),
-            confine,
-            ..Default::default()
-        };
-        let id = commands::start(&f.engine, argv, opts, f.ctx())
-            .unwrap()
-            .task_id;
+        let id = f.bash(
+            &script,
+            StartOptions {
+                confine,
+                ..Default::default()
+            },
+        );
         // Mounted once the command runs, a tmpfs holding a daemon's socket.
         for _ in 0..1000 {
             if f.root().join("ready").exists() {

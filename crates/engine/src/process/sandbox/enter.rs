@@ -4,7 +4,7 @@
 //! stack: it shares the host's memory, so it allocates nothing and takes
 //! no lock.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::raw::c_int;
 
 use super::view::{Op, View, MAX_SLOTS, MOUNT_ATTR_RDONLY};
@@ -20,6 +20,36 @@ struct MountAttr {
     clr: u64,
     propagation: u64,
     userns_fd: u64,
+}
+
+impl MountAttr {
+    /// Attributes to set, nothing cleared, propagation unchanged.
+    fn setting(set: u64) -> MountAttr {
+        MountAttr {
+            set,
+            clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        }
+    }
+}
+
+/// `mount_setattr(2)` on `path` relative to `dirfd` (`""` with
+/// `AT_EMPTY_PATH`: the mount `dirfd` is); false on failure, errno saying
+/// why. Async-signal-safe: one system call.
+fn set_mount_attr(dirfd: c_int, path: &CStr, flags: u32, attr: &MountAttr) -> bool {
+    // SAFETY: `path` is NUL-terminated and `attr` is live for the call,
+    // with its size passed; the kernel only reads both.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) == 0
+    }
 }
 
 /// The calling thread's errno.
@@ -93,27 +123,11 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                     return Err(errno());
                 }
                 slots[*slot] = fd;
-                let a = MountAttr {
-                    set: *attr,
-                    clr: 0,
-                    propagation: 0,
-                    userns_fd: 0,
-                };
                 let mut f = libc::AT_EMPTY_PATH as u32;
                 if *recursive {
                     f |= AT_RECURSIVE;
                 }
-                // SAFETY: `a` lives on this frame and its size is passed.
-                unsafe {
-                    libc::syscall(
-                        libc::SYS_mount_setattr,
-                        fd,
-                        c"".as_ptr(),
-                        f,
-                        &a as *const MountAttr,
-                        std::mem::size_of::<MountAttr>(),
-                    ) == 0
-                }
+                set_mount_attr(fd, c"", f, &MountAttr::setting(*attr))
             }
             Op::Mkdir(at) => {
                 // The base of the view first (the first step past the clones).
@@ -176,26 +190,12 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
                     ) == 0
                 }
             }
-            Op::ReadOnly(at) => {
-                let a = MountAttr {
-                    set: MOUNT_ATTR_RDONLY,
-                    clr: 0,
-                    propagation: 0,
-                    userns_fd: 0,
-                };
-                // SAFETY: `at` is a `CString`; `a` lives on this frame and
-                // its size is passed.
-                unsafe {
-                    libc::syscall(
-                        libc::SYS_mount_setattr,
-                        libc::AT_FDCWD,
-                        at.as_ptr(),
-                        0u32,
-                        &a as *const MountAttr,
-                        std::mem::size_of::<MountAttr>(),
-                    ) == 0
-                }
-            }
+            Op::ReadOnly(at) => set_mount_attr(
+                libc::AT_FDCWD,
+                at,
+                0,
+                &MountAttr::setting(MOUNT_ATTR_RDONLY),
+            ),
             Op::Pin { at, attr, kind } => {
                 // SAFETY: in the child, as our own contract says.
                 unsafe { pin(at, *attr, *kind) }?;
@@ -216,18 +216,7 @@ pub unsafe fn enter(view: &View) -> Result<(), c_int> {
         propagation: libc::MS_PRIVATE,
         userns_fd: 0,
     };
-    // SAFETY: `private` lives on this frame and its size is passed.
-    if unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            c"/tmp".as_ptr(),
-            AT_RECURSIVE,
-            &private as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    } != 0
-    {
+    if !set_mount_attr(libc::AT_FDCWD, c"/tmp", AT_RECURSIVE, &private) {
         return Err(errno());
     }
     // Into the new root: the view moved over `/` and made this process's
@@ -301,24 +290,8 @@ unsafe fn pin(at: &CString, attr: u64, kind: u32) -> Result<(), c_int> {
         return Err(libc::ESTALE);
     }
     if ok && attr != 0 {
-        let a = MountAttr {
-            set: attr,
-            clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        };
         let f = libc::AT_EMPTY_PATH as u32 | if dir { AT_RECURSIVE } else { 0 };
-        // SAFETY: `a` lives on this frame and its size is passed.
-        ok = unsafe {
-            libc::syscall(
-                libc::SYS_mount_setattr,
-                fd,
-                c"".as_ptr(),
-                f,
-                &a as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
-            )
-        } == 0;
+        ok = set_mount_attr(fd, c"", f, &MountAttr::setting(attr));
     }
     // Onto the same path, its final link (if any) not followed.
     ok = ok
