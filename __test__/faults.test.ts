@@ -169,19 +169,21 @@ test('the file-descriptor limit is exhausted (ulimit -n 64): clear errors, no cr
   )
   // With no descriptor left at all: a start is refused, a read fails, status and kill still answer.
   assert.ok(r.hogged >= 0)
-  assert.equal(r.during.start.how, 'rejected')
+  const during = JSON.stringify(r.during)
+  assert.equal(r.during.start.how, 'rejected', during)
   assert.match(r.during.start.error, new RegExp(`^cwd "\\." could not be opened: ${EMFILE}\\. The host process has run out of file descriptors`))
-  assert.equal(r.during.status.state, 'running')
-  assert.equal(r.during.read.ok, false)
+  assert.equal(r.during.status.state, 'running', during)
+  assert.equal(r.during.read.ok, false, during)
   assert.match(r.during.read.error, new RegExp(`^Cannot read the stdout log of "c\\d+[0-9a-f]{12}" \\(.*stdout\\.log\\): ${EMFILE}\\. The host process has run out of file descriptors`))
   assert.deepEqual(r.during.kill, { state: 'killed', signal: 'SIGKILL', hasRefs: true })
   // Listed: the running ones, and the start that ran out if it settled.
   assert.equal(r.during.list, r.during.running + (r.firstFailure.how === 'settled' ? 1 : 0))
   // Once the descriptors are free: everything that ran settles, new commands work.
-  assert.equal(r.settled.length, r.running)
-  assert.equal(r.settled.filter((s: { state: string; exitCode?: number }) => s.state === 'exited' && s.exitCode === 0).length, r.running - 1)
-  assert.equal(r.settled[1].state, 'killed')
-  for (let i = 0; i < 3; i++) assert.deepEqual(r.recovery[i], { state: 'exited', exitCode: 0, text: `again ${i}\n` })
+  const settled = JSON.stringify(r.settled)
+  assert.equal(r.settled.length, r.running, settled)
+  assert.equal(r.settled.filter((s: { state: string; exitCode?: number }) => s.state === 'exited' && s.exitCode === 0).length, r.running - 1, settled)
+  assert.equal(r.settled[1].state, 'killed', settled)
+  for (let i = 0; i < 3; i++) assert.deepEqual(r.recovery[i], { state: 'exited', exitCode: 0, text: `again ${i}\n` }, JSON.stringify(r.recovery))
 })
 
 /** The pid (= process group) a command printed on its first line. */
