@@ -71,5 +71,13 @@ pub struct Spawned {
     pub terminal: Option<Terminal>,
 }
 
+/// The `TERM` a terminal command gets unless its environment names one
+/// (on every platform: programs that read it render for what the terminal
+/// shows).
+pub const DEFAULT_TERM: &str = "xterm-256color";
+
+/// The variables a private temp directory is given as (SPEC §8).
+pub const TMP_NAMES: [&str; 3] = ["TMPDIR", "TMP", "TEMP"];
+
 /// execvp's PATH when the environment names none.
 pub const DEFAULT_PATH: &str = "/bin:/usr/bin";

@@ -20,10 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::launch::Request;
-pub use super::launch::{Input, Spawned, Terminal, DEFAULT_PATH};
-
-/// The `TERM` a terminal command gets unless its environment names one.
-pub const DEFAULT_TERM: &str = "xterm-256color";
+pub use super::launch::{Input, Spawned, Terminal, DEFAULT_PATH, DEFAULT_TERM, TMP_NAMES};
 
 /// Start `req` with stdin from /dev/null or a pipe and both streams piped
 /// ([`Route::Pipes`](super::transform::Route::Pipes)), or, with `plan`
@@ -170,9 +167,6 @@ fn spawn_piped(
 ) -> io::Result<Spawned> {
     spawn_piped_own(req_argv, dir, env, None, stdin_pipe, cgroup)
 }
-
-/// The variables a private temp directory is given as (SPEC §8).
-pub const TMP_NAMES: [&str; 3] = ["TMPDIR", "TMP", "TEMP"];
 
 /// The `NAME=value` strings of the child's environment: the replacing `env`
 /// when given, else the host's; with `tmp`, `TMPDIR`, `TMP` and `TEMP`

@@ -25,15 +25,9 @@ use nlc_windows::command::{self, Start, StartError};
 use nlc_windows::dir::HeldDir;
 
 use super::launch::Request;
-pub use super::launch::{Input, Spawned, Terminal, DEFAULT_PATH};
+pub use super::launch::{Input, Spawned, Terminal, DEFAULT_PATH, DEFAULT_TERM, TMP_NAMES};
 pub use super::trees::{exit_notice, peek_exit, reap, Exit};
 use crate::platform::{BorrowedFd, OwnedFd};
-
-/// The `TERM` a terminal command gets unless its environment names one.
-pub const DEFAULT_TERM: &str = "xterm-256color";
-
-/// The variables a private temp directory is given as.
-pub const TMP_NAMES: [&str; 3] = ["TMPDIR", "TMP", "TEMP"];
 
 fn into_io(e: StartError) -> io::Error {
     match e {
